@@ -1,0 +1,48 @@
+// One limiter shared by many threads without a lock: the algorithm's one-word state lives in a
+// std::atomic and each decision is a compare-and-swap loop around the pure decide().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "sluice/core/algorithm.hpp"
+#include "sluice/core/time.hpp"
+
+namespace sluice::core {
+
+// Policy apart from storage, as folly's TokenBucket does: the algorithm is the same pure code
+// the tables and replay use. A CAS that loses a race re-decides on the winner's state, so no
+// interleaving admits more than a single thread deciding in the same order would.
+// Thread-safe. Params are fixed at construction (retune through a new SharedLimiter).
+template <Algorithm A>
+  requires(sizeof(typename A::State) == 8 && std::is_trivially_copyable_v<typename A::State>)
+class SharedLimiter {
+ public:
+  using Params = typename A::Params;
+  using State = typename A::State;
+
+  SharedLimiter(Params params, Nanos now) : params_(params), state_(A::start(params, now)) {}
+
+  Decision decide(Nanos now, std::int64_t cost = 1, Nanos max_wait = 0) {
+    State seen = state_.load(std::memory_order_acquire);
+    for (;;) {
+      const auto step = A::decide(params_, seen, now, cost, max_wait);
+      if (!step.decision.allowed) return step.decision;
+      if (state_.compare_exchange_weak(seen, step.next, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        return step.decision;
+      }
+    }
+  }
+
+  const Params& params() const { return params_; }
+  State state() const { return state_.load(std::memory_order_acquire); }
+
+ private:
+  const Params params_;
+  std::atomic<State> state_;
+  static_assert(std::atomic<State>::is_always_lock_free);
+};
+
+}  // namespace sluice::core

@@ -1,0 +1,104 @@
+// `sluice replay` (replay_command.hpp): validate arguments, stream the trace, write decisions.
+#include "replay_command.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "sluice/core/time.hpp"
+#include "sluice/local/limit_set.hpp"
+#include "sluice/replay/trace_reader.hpp"
+#include "sluice/spec/limit_spec.hpp"
+
+namespace sluice::cli {
+namespace {
+
+// Buffered writer: decisions go out in large writes, and are flushed before an error ends
+// the run, so decisions already made stay written.
+class Output {
+ public:
+  explicit Output(std::FILE* out) : out_(out) { buf_.reserve(kSize + 4096); }
+  ~Output() { flush(); }
+  void line(const replay::TraceRequest& r, const core::Decision& d) {
+    const long long delay_us = d.allowed ? core::ceil_micros(d.delay) : 0;
+    long long retry_us = 0;
+    if (!d.allowed) retry_us = d.retry_after == core::kNever ? -1 : core::ceil_micros(d.retry_after);
+    buf_.append(std::to_string(r.t_us));
+    buf_.push_back(',');
+    buf_.append(r.key);
+    fmt::format_to(std::back_inserter(buf_), ",{},{},{},{},{}\n", r.cost, d.allowed ? 1 : 0,
+                   delay_us, static_cast<long long>(d.remaining), retry_us);
+    if (buf_.size() >= kSize) flush();
+  }
+  void flush() {
+    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), out_);
+    buf_.clear();
+    std::fflush(out_);
+  }
+
+ private:
+  static constexpr std::size_t kSize = 1 << 16;
+  std::FILE* out_;
+  std::string buf_;
+};
+
+int fail(std::FILE* err, const std::string& message) {
+  std::fprintf(err, "sluice replay: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE* err) {
+  if (o.limits.empty()) return fail(err, "--limit: at least one limit is required");
+  if (o.mode != "reject" && o.mode != "wait") {
+    return fail(err, "--mode: '" + o.mode + "' is not a mode (accepted: reject, wait)");
+  }
+  const bool wait = o.mode == "wait";
+  core::Nanos max_wait = wait ? core::kForever : 0;
+  if (!o.max_wait.empty()) {
+    if (!wait) return fail(err, "--max-wait: applies only with --mode wait");
+    auto d = core::parse_duration(o.max_wait);
+    if (!d) return fail(err, "--max-wait: " + d.error());
+    max_wait = *d;
+  }
+  if (o.store != "local") {
+    if (o.store.rfind("redis://", 0) == 0 || o.store.rfind("redis-cluster://", 0) == 0) {
+      return fail(err, "--store: '" + o.store +
+                           "': the Redis backend is not part of this build yet; use local");
+    }
+    return fail(err, "--store: '" + o.store +
+                         "' is not a store (accepted: local, redis://HOST:PORT, "
+                         "redis-cluster://HOST:PORT[,HOST:PORT...])");
+  }
+
+  std::vector<spec::LimitSpec> specs;
+  for (const auto& text : o.limits) {
+    auto s = spec::parse_limit_spec(text);
+    if (!s) return fail(err, "--limit '" + text + "': " + s.error());
+    if (s->wait == spec::WaitSupport::kNotTimeBased) {
+      return fail(err, "--limit '" + text +
+                           "': concurrency limits cannot be replayed (a trace has no request ends)");
+    }
+    if (wait && s->wait == spec::WaitSupport::kRejectOnly) {
+      return fail(err, "--limit '" + text + "': " + s->algorithm +
+                           " decides in reject mode only; --mode wait does not apply");
+    }
+    specs.push_back(*s);
+  }
+
+  local::LimitSet limits(specs, max_wait);
+  replay::TraceReader reader(in);
+  Output output(out);
+  while (auto request = reader.next()) {
+    const core::Decision d =
+        limits.decide(request->key, request->t_us * core::kNanosPerMicro, request->cost);
+    output.line(*request, d);
+  }
+  output.flush();
+  if (!reader.error().empty()) return fail(err, reader.error());
+  if (std::ferror(in)) return fail(err, "error reading the trace from standard input");
+  return 0;
+}
+
+}  // namespace sluice::cli
