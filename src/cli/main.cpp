@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--mode", replay.mode, "reject (default) or wait");
   replay_cmd->add_option("--max-wait", replay.max_wait, "longest wait in wait mode (default: unbounded)");
   replay_cmd->add_option("--store", replay.store, "local (default)");
+  replay_cmd->add_option("--zone", replay.zone,
+                         "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
+                         "unbounded)");
 
   try {
     app.parse(argc, argv);

@@ -3,12 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "sluice/core/time.hpp"
 #include "sluice/local/limit_set.hpp"
+#include "sluice/local/policy.hpp"
 #include "sluice/replay/trace_reader.hpp"
 #include "sluice/spec/limit_spec.hpp"
+#include "sluice/table/slot_arena.hpp"
 
 namespace sluice::cli {
 namespace {
@@ -87,12 +90,43 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
     specs.push_back(*s);
   }
 
-  local::LimitSet limits(specs, max_wait);
+  // Without --zone every key keeps its state for the whole run (exact, memory grows with the
+  // number of keys); with it, each limit's states live in a table of that budget (bounded,
+  // evicting the least recently used keys).
+  std::optional<local::LimitSet> exact;
+  std::optional<local::Policy> bounded;
+  std::vector<std::string_view> keys(specs.size());
+  if (o.zone.empty()) {
+    exact.emplace(specs, max_wait);
+  } else {
+    auto budget = table::parse_bytes(o.zone);
+    if (!budget) return fail(err, "--zone: " + budget.error());
+    std::vector<local::TableLimit> tables;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      auto t = local::make_table_limit(specs[i], *budget);
+      if (!t) return fail(err, "--zone with --limit '" + o.limits[i] + "': " + t.error());
+      tables.push_back(std::move(*t));
+    }
+    bounded.emplace(local::Combine::kAllMustPass, std::move(tables));
+  }
+
   replay::TraceReader reader(in);
   Output output(out);
   while (auto request = reader.next()) {
-    const core::Decision d =
-        limits.decide(request->key, request->t_us * core::kNanosPerMicro, request->cost);
+    const core::Nanos now = request->t_us * core::kNanosPerMicro;
+    core::Decision d;
+    if (exact) {
+      d = exact->decide(request->key, now, request->cost);
+    } else {
+      std::fill(keys.begin(), keys.end(), request->key);
+      d = bounded->decide(keys, now, request->cost, max_wait).decision;
+    }
+    if (d.overflow) {
+      output.flush();
+      return fail(err, "line " + std::to_string(request->line) +
+                           ": time or cost too large: this request's arithmetic would overflow "
+                           "64-bit nanoseconds");
+    }
     output.line(*request, d);
   }
   output.flush();

@@ -13,6 +13,7 @@ struct ReplayOptions {
   std::string mode = "reject";
   std::string max_wait;  // empty: unbounded in wait mode
   std::string store = "local";
+  std::string zone;  // empty: exact, unbounded per-key state; else each limit's table budget
 };
 
 // Returns the process exit status: 0, or 2 after one line on `err` naming the problem.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "sluice/local/combined_decision.hpp"
+
 namespace sluice::local {
 namespace {
 
@@ -14,21 +16,6 @@ Variant make_limit(const spec::AlgorithmParams& params) {
     if (params.index() != I) return make_limit<Variant, I + 1>(params);
   }
   return Variant(std::in_place_index<I>, std::get<I>(params));
-}
-
-// Folds one limit's decision into the combined one.
-void combine(core::Decision& total, const core::Decision& d, bool first) {
-  if (first) {
-    total = d;
-    return;
-  }
-  total.allowed = total.allowed && d.allowed;
-  total.delay = std::max(total.delay, d.delay);
-  if (d.remaining >= 0) {
-    total.remaining = total.remaining < 0 ? d.remaining : std::min(total.remaining, d.remaining);
-  }
-  total.reset_after = std::max(total.reset_after, d.reset_after);
-  if (d.limit >= 0) total.limit = total.limit < 0 ? d.limit : std::min(total.limit, d.limit);
 }
 
 }  // namespace
@@ -57,29 +44,12 @@ core::Decision LimitSet::decide(std::string_view key, core::Nanos now, std::int6
   }
 
   // Phase one: every limit decides on its current state, nothing is written.
-  core::Decision total;
-  core::Nanos retry = 0;
-  bool never = false;
-  bool all_allowed = true;
-  for (std::size_t i = 0; i < limits_.size(); ++i) {
-    std::visit(
-        [&](auto& limit) {
-          const auto pending = limit.decide(key, now, cost, max_wait_);
-          const core::Decision& d = pending.step.decision;
-          combine(total, d, i == 0);
-          if (!d.allowed) {
-            all_allowed = false;
-            if (d.retry_after == core::kNever) never = true;
-            retry = std::max(retry, d.retry_after);
-          }
-        },
-        limits_[i]);
+  AllMustPass total;
+  for (auto& any : limits_) {
+    std::visit([&](auto& limit) { total.add(limit.decide(key, now, cost, max_wait_).step.decision); },
+               any);
   }
-  if (!all_allowed) {
-    total.delay = 0;
-    total.retry_after = never ? core::kNever : retry;
-    return total;
-  }
+  if (!total.allowed()) return total.result();
   // Phase two: all allowed, so all commit. Deciding again on the same state is deterministic
   // and keeps Pending (which may point into a table) from outliving phase one.
   for (auto& any : limits_) {
@@ -90,8 +60,7 @@ core::Decision LimitSet::decide(std::string_view key, core::Nanos now, std::int6
         },
         any);
   }
-  total.retry_after = 0;
-  return total;
+  return total.result();
 }
 
 }  // namespace sluice::local

@@ -1,6 +1,7 @@
 // TraceReader (sluice/replay/trace_reader.hpp): buffered line reading and field validation.
 #include "sluice/replay/trace_reader.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -80,7 +81,9 @@ bool TraceReader::read_line(std::string_view& line) {
         line = std::string_view();
         return false;
       }
-      buffer_.resize(buffer_.size() * 2);
+      // Room for the longest accepted line and its newline, no more: a full buffer without a
+      // newline is then a line longer than the cap (doubling alone admitted up to 2 MiB).
+      buffer_.resize(std::min(buffer_.size() * 2, kMaxLineBytes + 1));
     }
     const std::size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, in_);
     end_ += got;

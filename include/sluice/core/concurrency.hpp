@@ -42,6 +42,8 @@ struct Concurrency {
 
   static State retune(const Params&, const Params&, const State& s, Nanos) { return s; }
   static bool idle(const Params&, const State& s, Nanos) { return s.in_flight == 0; }
+  // Leases are out: a table must keep this state whatever its budget pressure.
+  static bool pinned(const State& s) { return s.in_flight > 0; }
 };
 
 }  // namespace sluice::core

@@ -21,6 +21,9 @@ struct Decision {
   Nanos reset_after = 0;
   // The limit a client sees (the capacity, in permits); -1 where not meaningful.
   std::int64_t limit = -1;
+  // The request's arithmetic would leave 64-bit time (a time near the end of the range, or a
+  // cost whose wait is centuries): nothing was charged, and callers report it as bad input.
+  bool overflow = false;
 };
 
 // The result of deciding on a small state: the decision and the state to store if the request
@@ -36,7 +39,13 @@ struct Step {
 
 inline Decision denied(Nanos retry_after, std::int64_t remaining, Nanos reset_after,
                        std::int64_t limit) {
-  return Decision{false, 0, remaining, retry_after, reset_after, limit};
+  return Decision{false, 0, remaining, retry_after, reset_after, limit, false};
+}
+
+inline Decision overflowed() {
+  Decision d = denied(kNever, -1, 0, -1);
+  d.overflow = true;
+  return d;
 }
 
 }  // namespace sluice::core

@@ -28,7 +28,7 @@ struct FixedWindow {
                             Nanos /*max_wait: reject only*/) {
     const std::int64_t index = now / p.window;
     const std::int64_t count = index == s.index ? s.count : 0;
-    const Nanos reset = (index + 1) * p.window - now;
+    const Nanos reset = p.window - now % p.window;
     if (cost <= p.limit - count) {
       const std::int64_t after = count + cost;
       return {Decision{true, 0, p.limit - after, 0, reset, p.limit}, State{index, after}};

@@ -49,7 +49,8 @@ struct Gcra {
       // Can never conform: redis-cell answers limited with retry_after -1.
       return {denied(kNever, remaining(p, tat - now), tat - now, limit(p)), s};
     }
-    const Nanos new_tat = tat + p.interval * cost;
+    Nanos new_tat = 0;  // interval * cost <= tolerance, which fits; tat + it may not
+    if (__builtin_add_overflow(tat, p.interval * cost, &new_tat)) return {overflowed(), s};
     const Nanos wait = new_tat - p.tolerance - now;  // > 0: not yet conforming
     if (wait <= 0 || wait <= max_wait) {
       const Nanos ttl = new_tat - now;

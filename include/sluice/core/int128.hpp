@@ -5,5 +5,6 @@
 namespace sluice::core {
 
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
 
 }  // namespace sluice::core

@@ -18,9 +18,10 @@ namespace sluice::core {
 //   excess = max(0, excess - rate*ms/1000 + 1000*cost)
 //   reject if excess > burst*1000, else store excess, and last = now_ms only if ms != 0
 //   delay  = (excess - delay*1000) * 1000 / rate ms when excess > delay*1000, else 0
-// A new key starts with excess 0 for its first request (nginx creates the node with excess 0
-// instead of adding 1000), so burst+1 requests pass at one instant; with cost c the first
-// request leaves (c-1)*1000. The bucket's own delaying applies in reject and wait mode alike.
+// A new key's first request always passes and leaves excess 0, whatever its cost: nginx
+// creates the node with excess 0 and checks nothing (so burst+1 requests pass at one instant);
+// the cost enters from the second request on. The bucket's own delaying applies in reject and
+// wait mode alike.
 struct LeakyBucket {
   static constexpr std::int64_t kNoDelay = std::numeric_limits<std::int64_t>::max() / 1000;
 
@@ -60,7 +61,7 @@ struct LeakyBucket {
     const Int128 burst1000 = static_cast<Int128>(p.burst) * 1000;
     Int128 excess;
     if (s.excess == kFresh) {
-      excess = c1000 - 1000;
+      excess = 0;
       ms = 0;
     } else {
       excess = s.excess - static_cast<Int128>(p.rate_milli) * ms / 1000 + c1000;
@@ -75,8 +76,9 @@ struct LeakyBucket {
     State next{e, ms != 0 || s.excess == kFresh ? now_ms : s.last_ms};
     Nanos delay = 0;
     if (p.delay != kNoDelay && e > p.delay * 1000) {
-      delay = static_cast<Nanos>(static_cast<Int128>(e - p.delay * 1000) * 1000 / p.rate_milli) *
-              kNanosPerMilli;
+      const Int128 delay_ms = static_cast<Int128>(e - p.delay * 1000) * 1000 / p.rate_milli;
+      if (delay_ms > kForever / kNanosPerMilli) return {overflowed(), s};
+      delay = static_cast<Nanos>(delay_ms) * kNanosPerMilli;
     }
     return {Decision{true, delay, remaining(p, e), 0, drain_time(p, e), p.burst + 1}, next};
   }
@@ -88,14 +90,13 @@ struct LeakyBucket {
 
   // Until the excess has leaked away (informative: reset_after).
   static Nanos drain_time(const Params& p, std::int64_t excess) {
-    return static_cast<Nanos>(static_cast<Int128>(excess) * 1000 / p.rate_milli) *
-           kNanosPerMilli;
+    const Int128 ms = static_cast<Int128>(excess) * 1000 / p.rate_milli;
+    return ms > kForever / kNanosPerMilli ? kForever : static_cast<Nanos>(ms) * kNanosPerMilli;
   }
 
   // The first whole millisecond at which rate*ms/1000 has leaked enough for this request.
   static Nanos retry_after(const Params& p, const State& s, Nanos now, std::int64_t now_ms,
                            Int128 c1000, Int128 burst1000) {
-    if (s.excess == kFresh) return kNever;  // cost above burst+1 on a new key
     const Int128 need = s.excess + c1000 - burst1000;  // milli-requests to leak
     const Int128 ms = (need * 1000 + p.rate_milli - 1) / p.rate_milli;
     const Int128 at = (static_cast<Int128>(s.last_ms) + ms) * kNanosPerMilli;

@@ -49,7 +49,7 @@ struct SlidingLog {
                      Nanos /*max_wait: reject only*/) {
     const std::int64_t in_window = s.sum - expired_cost(p, s, now);
     Nanos reset = 0;
-    if (!s.log.empty()) reset = s.log.back().at + p.window - now;
+    if (!s.log.empty()) reset = p.window - (now - s.log.back().at);
     if (cost <= p.limit - in_window) {
       return {Decision{true, 0, p.limit - in_window - cost, 0, p.window, p.limit}, now, cost};
     }
@@ -63,7 +63,7 @@ struct SlidingLog {
     for (const Entry& e : s.log) {
       if (e.at > now - p.window && in_window + cost <= p.limit) break;
       in_window -= e.cost;
-      if (in_window + cost <= p.limit) return std::max<Nanos>(e.at + p.window - now, 1);
+      if (in_window + cost <= p.limit) return std::max<Nanos>(p.window - (now - e.at), 1);
     }
     return 1;
   }

@@ -42,7 +42,7 @@ struct SlidingWindow {
     const Int128 left = w - (now - s.index * p.window);  // window - t mod window
     const Int128 weighted = static_cast<Int128>(s.prev) * left;  // prev share, times w
     const Int128 total = weighted + (static_cast<Int128>(s.curr) + cost) * w;
-    const Nanos reset = static_cast<Nanos>(left) + (s.curr > 0 ? p.window : 0);
+    const Nanos reset = saturating_add(static_cast<Nanos>(left), s.curr > 0 ? p.window : 0);
     if (total <= static_cast<Int128>(p.limit) * w) {
       const auto rem = static_cast<std::int64_t>((static_cast<Int128>(p.limit) * w - total) / w);
       return {Decision{true, 0, rem, 0, reset, p.limit}, State{s.index, s.prev, s.curr + cost}};

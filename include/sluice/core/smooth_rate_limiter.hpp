@@ -44,7 +44,8 @@ struct SmoothRateLimiter {
     if (max_wait != kForever) {
       const std::int64_t timeout_us = max_wait / kNanosPerMicro;
       if (s0.next_free_micros - timeout_us > now_us) {
-        const Nanos retry = (s0.next_free_micros - timeout_us - now_us) * kNanosPerMicro;
+        const Nanos retry =
+            saturating_mul(s0.next_free_micros - timeout_us - now_us, kNanosPerMicro);
         return {denied(retry, 0, reset_after(p, s0, now_us), -1), s0};
       }
     }
@@ -53,12 +54,17 @@ struct SmoothRateLimiter {
     const double required = static_cast<double>(cost);
     const double from_stored = std::min(required, s.stored_permits);
     const double fresh = required - from_stored;
-    const std::int64_t wait_us =
-        Shape::stored_permits_to_wait_time(p, s.stored_permits, from_stored) +
-        refmath::java_d2l(fresh * Shape::stable_interval(p));
+    // Java's long + wraps for a cost of centuries (the next ticket would move back); saturate.
+    const std::int64_t wait_us = refmath::saturated_add(
+        Shape::stored_permits_to_wait_time(p, s.stored_permits, from_stored),
+        refmath::java_d2l(fresh * Shape::stable_interval(p)));
     s.next_free_micros = refmath::saturated_add(s.next_free_micros, wait_us);
     s.stored_permits -= from_stored;
-    const Nanos delay = std::max<std::int64_t>(moment_available - now_us, 0) * kNanosPerMicro;
+    Nanos delay = 0;  // Guava's wait fits a long of micros; in nanoseconds it may not
+    if (__builtin_mul_overflow(std::max<std::int64_t>(moment_available - now_us, 0),
+                               kNanosPerMicro, &delay)) {
+      return {overflowed(), s0};
+    }
     const auto remaining = refmath::java_d2l(s.stored_permits);
     return {Decision{true, delay, remaining, 0, reset_after(p, s, now_us), -1}, s};
   }
@@ -67,7 +73,9 @@ struct SmoothRateLimiter {
   static Nanos reset_after(const Params& p, const State& s, std::int64_t now_us) {
     const double missing = Shape::max_permits(p) - s.stored_permits;
     const std::int64_t owed = std::max<std::int64_t>(s.next_free_micros - now_us, 0);
-    return (owed + refmath::java_d2l(missing * Shape::cool_down_interval(p))) * kNanosPerMicro;
+    return saturating_mul(
+        refmath::saturated_add(owed, refmath::java_d2l(missing * Shape::cool_down_interval(p))),
+        kNanosPerMicro);
   }
 
   // setRate: resync under the old parameters, then rescale stored permits to the new maximum.

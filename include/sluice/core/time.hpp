@@ -36,6 +36,19 @@ Expected<std::int64_t> parse_count(std::string_view text, std::string_view what)
 // Formats a duration with the largest unit that divides it ("250ms", "2m"), for messages.
 std::string format_duration(Nanos d);
 
+// a * b for values the caller shows to users (reset times, retry hints): saturates instead of
+// wrapping. Decisions themselves use checked arithmetic and report overflow.
+constexpr Nanos saturating_mul(Nanos a, Nanos b) {
+  Nanos r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return (a < 0) != (b < 0) ? -kForever : kForever;
+  return r;
+}
+constexpr Nanos saturating_add(Nanos a, Nanos b) {
+  Nanos r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b < 0 ? -kForever : kForever;
+  return r;
+}
+
 // Nanoseconds rounded up to whole microseconds; the replay contract reports delays that way.
 constexpr std::int64_t ceil_micros(Nanos d) {
   if (d <= 0) return d / kNanosPerMicro;

@@ -60,15 +60,21 @@ struct UniformQueue {
     const std::int64_t max_queue = p.use_nanos ? p.max_queueing_ms * kNanosPerMilli
                                                : p.max_queueing_ms;
     const std::int64_t spacing = cost_time(p, cost);
-    const std::int64_t expected = refmath::saturated_add(spacing, s.latest_passed);
+    std::int64_t expected = 0;
+    if (__builtin_add_overflow(spacing, s.latest_passed, &expected)) return {overflowed(), s};
     if (expected <= current) {
       return {Decision{true, 0, 0, 0, 0, -1}, State{current}};
     }
     const std::int64_t wait = expected - current;
     if (wait > max_queue) {
-      return {denied((wait - max_queue) * unit, 0, (s.latest_passed - current) * unit, -1), s};
+      return {denied(saturating_mul(wait - max_queue, unit), 0,
+                     saturating_mul(std::max<std::int64_t>(s.latest_passed - current, 0), unit),
+                     -1),
+              s};
     }
-    return {Decision{true, wait * unit, 0, 0, wait * unit, -1}, State{expected}};
+    Nanos delay = 0;
+    if (__builtin_mul_overflow(wait, unit, &delay)) return {overflowed(), s};
+    return {Decision{true, delay, 0, 0, delay, -1}, State{expected}};
   }
 
   static State retune(const Params& from, const Params& to, const State& s, Nanos) {

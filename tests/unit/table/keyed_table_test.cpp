@@ -1,0 +1,147 @@
+// KeyedTable: per-key limiting in a fixed budget, eviction under a key flood, live retune,
+// and no over-admission when threads race on one key.
+#include "sluice/table/keyed_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/core/gcra.hpp"
+#include "sluice/core/leaky_bucket.hpp"
+#include "sluice/core/token_bucket.hpp"
+
+namespace sluice::table {
+namespace {
+
+using core::Gcra;
+using core::kNanosPerMilli;
+using core::kNanosPerSecond;
+using core::Rate;
+using core::TokenBucket;
+
+constexpr std::size_t kMiB = 1 << 20;
+
+TEST(KeyedTable, EachKeyHasItsOwnBucket) {
+  // 10/s, burst 3: three at once per key, and key b is untouched by a's burst.
+  KeyedTable<TokenBucket> t(TokenBucket::make(Rate{10, kNanosPerSecond}, 3), kMiB);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(t.decide("a", 0, 1, 0).allowed);
+  EXPECT_FALSE(t.decide("a", 0, 1, 0).allowed);
+  EXPECT_TRUE(t.decide("b", 0, 1, 0).allowed);
+  // 100 ms later a has one token again.
+  EXPECT_TRUE(t.decide("a", 100 * kNanosPerMilli, 1, 0).allowed);
+  EXPECT_EQ(t.stats().keys, 2u);
+}
+
+TEST(KeyedTable, SlotsAre16BytesForOneWordStatesAnd24ForTwo) {
+  EXPECT_EQ(KeyedTable<Gcra>::slot_bytes(), 16u);
+  EXPECT_EQ(KeyedTable<TokenBucket>::slot_bytes(), 24u);
+  EXPECT_EQ(KeyedTable<core::LeakyBucket>::slot_bytes(), 24u);
+}
+
+TEST(KeyedTable, CapacityComesFromTheBudgetAndIsNeverExceeded) {
+  KeyedTable<Gcra> t(Gcra::make(Rate{1, kNanosPerSecond}, 0), 16 * kMiB);
+  const auto st = t.stats();
+  EXPECT_LE(st.memory_bytes, 16 * kMiB);
+  EXPECT_EQ(st.capacity, 16 * kMiB / 16);  // 16-byte slots: 1,048,576 keys in 16 MiB
+  // Flood: 3x the capacity in distinct keys. Keys never exceed capacity; the rest evict.
+  for (std::size_t i = 0; i < 3 * st.capacity; ++i) {
+    t.decide("flood-" + std::to_string(i), static_cast<core::Nanos>(i), 1, 0);
+  }
+  const auto after = t.stats();
+  EXPECT_LE(after.keys, after.capacity);
+  EXPECT_GT(after.keys, after.capacity * 9 / 10);
+  EXPECT_GE(after.evictions + after.idle_drops, 2 * st.capacity - st.capacity / 10);
+}
+
+TEST(KeyedTable, ALegitimateKeyStaysLimitedThroughAKeyFlood) {
+  // gcra 1/s with burst 0: the real client may pass once per second. A flood of one-shot keys
+  // streams through a small table; the client sends every 10 ms and is referenced constantly,
+  // so CLOCK keeps it: it must get exactly one pass per second of the 5 s run.
+  KeyedTable<Gcra> t(Gcra::make(Rate{1, kNanosPerSecond}, 0), 64 * 1024);
+  int passed = 0;
+  std::size_t flood = 0;
+  for (core::Nanos now = 0; now < 5 * kNanosPerSecond; now += 10 * kNanosPerMilli) {
+    for (int i = 0; i < 200; ++i) t.decide("bot-" + std::to_string(flood++), now, 1, 0);
+    if (t.decide("client", now, 1, 0).allowed) ++passed;
+  }
+  EXPECT_EQ(passed, 5);
+  EXPECT_GT(t.stats().evictions + t.stats().idle_drops, 90'000u);  // 100,000 bots, 4,096 slots
+}
+
+TEST(KeyedTable, IdleKeysAreDroppedBeforeLiveOnes) {
+  // One bucket (8 slots) of a 1/s limit. Fill it at t=0, then at t=10s all are idle (full
+  // again): new keys take their places as idle drops, not evictions.
+  KeyedTable<Gcra> t(Gcra::make(Rate{1, kNanosPerSecond}, 0), sizeof(KeyedTable<Gcra>::Bucket));
+  for (int i = 0; i < 8; ++i) t.decide("k" + std::to_string(i), 0, 1, 0);
+  for (int i = 8; i < 16; ++i) t.decide("k" + std::to_string(i), 10 * kNanosPerSecond, 1, 0);
+  EXPECT_EQ(t.stats().idle_drops, 8u);
+  EXPECT_EQ(t.stats().evictions, 0u);
+}
+
+TEST(KeyedTable, RetuneKeepsEachKeysStateAndAppliesNewRateNext) {
+  // 1/s burst 1 (x/time/rate): drain key a at t=0. Retune to 10/s at t=0: a still has no
+  // token at t=0 (state kept), and has one 100 ms later (new rate applies).
+  KeyedTable<TokenBucket> t(TokenBucket::make(Rate{1, kNanosPerSecond}, 1), kMiB);
+  EXPECT_TRUE(t.decide("a", 0, 1, 0).allowed);
+  t.retune(TokenBucket::make(Rate{10, kNanosPerSecond}, 1), 0);
+  EXPECT_FALSE(t.decide("a", 0, 1, 0).allowed);
+  EXPECT_TRUE(t.decide("a", 100 * kNanosPerMilli, 1, 0).allowed);
+  EXPECT_TRUE(t.decide("b", 0, 1, 0).allowed);  // a new key starts full under the new burst
+}
+
+TEST(KeyedTable, TwoThreadsOnOneKeyNeverAdmitMoreThanBurstPlusRateTimesT) {
+  // gcra 1000/s, burst 9 (limit 10). Time runs 0..100 ms in 1 us steps shared by both
+  // threads: at most 10 + 1000 * 0.1 = 110 admissions in total.
+  KeyedTable<Gcra> t(Gcra::make(Rate{1000, kNanosPerSecond}, 9), kMiB);
+  std::atomic<core::Nanos> clock{0};
+  std::atomic<int> admitted{0};
+  auto worker = [&] {
+    for (int i = 0; i < 100'000; ++i) {
+      const core::Nanos now = clock.fetch_add(1000);
+      if (now > 100 * kNanosPerMilli) break;
+      if (t.decide("hot", now, 1, 0).allowed) admitted.fetch_add(1);
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  EXPECT_LE(admitted.load(), 111);  // 110, plus the request at exactly t = 100 ms
+  EXPECT_GE(admitted.load(), 100);
+}
+
+TEST(KeyedTable, ConcurrentInsertsOfTheSameKeyMakeOneEntry) {
+  KeyedTable<Gcra> t(Gcra::make(Rate{1, kNanosPerSecond}, 0), kMiB);
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int n = 0; n < 4; ++n) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        if (t.decide("key-" + std::to_string(i), 0, 1, 0).allowed) admitted.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(t.stats().keys, 2000u);
+  EXPECT_EQ(admitted.load(), 2000);  // burst 0: exactly one pass per key at t=0
+}
+
+TEST(KeyedTable, BudgetBelowOneBucketIsRefused) {
+  EXPECT_THROW(KeyedTable<Gcra>(Gcra::make(Rate{1, kNanosPerSecond}, 0), 64),
+               std::invalid_argument);
+}
+
+TEST(ParseBytes, AcceptsUnitsAndNamesBadInput) {
+  EXPECT_EQ(*parse_bytes("64MiB"), 64u << 20);
+  EXPECT_EQ(*parse_bytes("16m"), 16u << 20);
+  EXPECT_EQ(*parse_bytes("1g"), 1u << 30);
+  EXPECT_EQ(*parse_bytes("4096"), 4096u);
+  EXPECT_NE(parse_bytes("12q").error().find("unknown unit"), std::string::npos);
+  EXPECT_FALSE(parse_bytes("MiB"));
+  EXPECT_FALSE(parse_bytes("99999999999999999999999"));
+}
+
+}  // namespace
+}  // namespace sluice::table
