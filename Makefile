@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 WERROR ?= $(if $(SLUICE_WERROR),$(SLUICE_WERROR),OFF)
 BUILD := build/$(PRESET)
 
-.PHONY: all deps configure build test test-asan run bench clean
+.PHONY: all deps configure build test test-asan run bench bench-gateway clean
 
 all: build
 
@@ -28,6 +28,9 @@ run: build
 
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)
+
+bench-gateway: build
+	@bash bench/gateway/run.sh $(BUILD)
 
 clean:
 	rm -rf build

@@ -3,9 +3,11 @@
 output, GuavaBench's lines) into the markdown table of scripts/run-bench.sh: each Sluice
 benchmark's median ns/op beside the median of the peer that does the same job, in the same run.
 
-Times are per operation as one thread sees it: for the multi-threaded cases Google Benchmark's
-real time per iteration (wall time over all threads' iterations) times the thread count, and
-Go's RunParallel ns/op times GOMAXPROCS, so a row never looks faster for having more threads.
+Times are wall-clock ns per operation. For the two-thread cases that is wall time over the
+operations of both threads (inverse throughput), as Google Benchmark's real time and Go's
+RunParallel ns/op both report it: two threads that really run in parallel halve it. Whether they
+did is shown beside each two-thread Sluice row as "CPUs busy" (CPU time ÷ wall time, 2.0 = both
+threads ran throughout): a shared VM does not always run both at once, and contention needs both.
 """
 import argparse
 import json
@@ -45,13 +47,13 @@ PEER_LABEL = {
     "java/System.nanoTime": "Java `System.nanoTime()`",
 }
 
-GO_LINE = re.compile(r"^Benchmark(\S+?)(?:-(\d+))?\s+\d+\s+([\d.]+) ns/op")
+GO_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def sluice_medians(path):
     with open(path) as f:
         data = json.load(f)
-    rows = {}
+    rows, busy = {}, {}
     # Random interleaving mixes the order; registration order is (family, instance).
     order = lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0))
     for b in sorted(data["benchmarks"], key=order):
@@ -62,9 +64,10 @@ def sluice_medians(path):
             rows[name] = None
             continue
         scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")]
-        threads = b.get("threads", 1)
-        rows[name] = b["real_time"] * scale * threads
-    return rows
+        rows[name] = b["real_time"] * scale
+        if b.get("threads", 1) > 1 and b["real_time"] > 0:
+            busy[name] = b["cpu_time"] / b["real_time"]
+    return rows, busy
 
 
 def go_medians(paths):
@@ -75,11 +78,7 @@ def go_medians(paths):
                 m = GO_LINE.match(line)
                 if not m:
                     continue
-                procs = int(m.group(2) or 1)
-                per_op = float(m.group(3))
-                if m.group(1).startswith("Parallel"):
-                    per_op *= procs  # RunParallel's ns/op is wall time over all goroutines' ops
-                runs.setdefault("xtime/" + m.group(1), []).append(per_op)
+                runs.setdefault("xtime/" + m.group(1), []).append(float(m.group(2)))
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
@@ -106,7 +105,7 @@ def main():
     ap.add_argument("--guava")
     args = ap.parse_args()
 
-    sluice = sluice_medians(args.sluice)
+    sluice, busy = sluice_medians(args.sluice)
     peers = go_medians(args.go)
     if args.guava:
         peers.update(guava_medians(args.guava))
@@ -115,12 +114,13 @@ def main():
            "|---|---:|---|---:|---:|"]
     for name, ns in sluice.items():
         key = PEER_OF.get(name)
+        label = f"`{name}`" + (f" ({busy[name]:.1f} CPUs busy)" if name in busy else "")
         peer_ns = peers.get(key) if key else None
         if key and peer_ns is not None and ns:
-            out.append(f"| `{name}` | {fmt(ns)} | {PEER_LABEL[key]} | {fmt(peer_ns)} | "
+            out.append(f"| {label} | {fmt(ns)} | {PEER_LABEL[key]} | {fmt(peer_ns)} | "
                        f"{peer_ns / ns:.2f}× |")
         else:
-            out.append(f"| `{name}` | {fmt(ns)} | — | | |")
+            out.append(f"| {label} | {fmt(ns)} | — | | |")
     for key, label in PEER_LABEL.items():
         if key in peers:
             out.append(f"| peer: {label} | {fmt(peers[key])} | | | |")

@@ -139,14 +139,30 @@ TableFixture<A>& fixture(std::size_t n) {
 }
 
 // Decisions through the table: args {keys, zipf}; each thread walks its own sequence.
-// The requests' keys laid out in arrival order, as a server reads them from its sockets: the
-// benchmark's own key fetch is sequential, so what is measured is the table.
-std::vector<std::string_view> arrivals(std::size_t n, bool zipf, const benchmark::State& state) {
+// The requests' keys laid out in arrival order, copied into one buffer as a server reads them
+// from its sockets: fetching the key bytes is sequential, so what is measured is the table.
+struct Arrivals {
+  std::string bytes;
+  std::vector<std::string_view> keys;
+  std::string_view operator[](std::size_t i) const { return keys[i]; }
+  const std::string_view* data() const { return keys.data(); }
+};
+
+Arrivals arrivals(std::size_t n, bool zipf, const benchmark::State& state) {
   const auto& k = keys(n);
   const auto seq = sequence(n, zipf, state);
-  std::vector<std::string_view> out(seq.size());
-  for (std::size_t i = 0; i < seq.size(); ++i) out[i] = k[seq[i]];
-  return out;
+  Arrivals a;
+  std::size_t total = 0;
+  for (auto x : seq) total += k[x].size();
+  a.bytes.reserve(total);
+  for (auto x : seq) a.bytes += k[x];
+  a.keys.reserve(seq.size());
+  std::size_t off = 0;
+  for (auto x : seq) {
+    a.keys.emplace_back(a.bytes.data() + off, k[x].size());
+    off += k[x].size();
+  }
+  return a;
 }
 
 template <class A, bool kReadClock>
@@ -180,8 +196,8 @@ void BM_TableBatched(benchmark::State& state) {
   std::size_t i = 0;
   Nanos now = 1;
   for (auto _ : state) {
-    f.table->decide_many(std::span<const std::string_view>(&in[i & (kSamples - 1)], kBatch), now,
-                         1, 0, out);
+    f.table->decide_many(std::span<const std::string_view>(in.data() + (i & (kSamples - 1)), kBatch),
+                         now, 1, 0, out);
     benchmark::DoNotOptimize(out);
     i += kBatch;
     now += 1;

@@ -7,7 +7,7 @@ PACKAGES=(
   # build
   g++ cmake ninja-build make pkg-config
   # libraries
-  libcli11-dev libfmt-dev libxxhash-dev
+  libcli11-dev libfmt-dev libxxhash-dev libboost-json1.81-dev libyaml-cpp-dev libboost1.81-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
 )

@@ -76,8 +76,8 @@ table="$(python3 bench/report.py --sluice "$OUT/core.json" \
   echo "Machine: $machine; $tools. Load average (1/5/15 min) $load_start at start,"
   echo "$(cut -d' ' -f1-3 /proc/loadavg) at end."
   echo
-  echo "Medians in ns per operation as one thread sees it (threaded rows: wall time × threads"
-  echo "÷ operations). \`peer ÷ Sluice\` above 1 means Sluice is faster."
+  echo "Medians of wall-clock ns per operation; \`threads:2\` and 2-goroutine rows: wall time ÷ the"
+  echo "operations of both (inverse throughput). \`peer ÷ Sluice\` above 1 means Sluice is faster."
   echo
   echo "$table"
 } >"$OUT/results.md"

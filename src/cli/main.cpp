@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "check_config_command.hpp"
 #include "replay_command.hpp"
+#include "serve_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Sluice: rate limits and concurrency limits for services and API gateways",
@@ -24,6 +26,27 @@ int main(int argc, char** argv) {
                          "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
                          "unbounded)");
 
+  std::string config_file;
+  auto* check_cmd = app.add_subcommand(
+      "check-config", "Validate a config file without serving: exit 0, or 2 with every error as "
+                      "FILE:LINE: problem");
+  check_cmd->add_option("FILE", config_file, "the YAML config (docs/configuration.md)")
+      ->required();
+
+  sluice::cli::ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand(
+      "serve", "Run the daemon: the HTTP gateway and the admin listener, until SIGTERM/SIGINT");
+  serve_cmd->add_option("--config", serve.config, "the YAML config (docs/configuration.md)");
+  serve_cmd->add_option("--listen", serve.listen, "gateway address, overrides the config's");
+  serve_cmd->add_option("--admin", serve.admin, "admin address, overrides the config's");
+  serve_cmd->add_option("--resp", serve.resp,
+                        "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
+
+  std::string demo_listen;
+  auto* demo_cmd = app.add_subcommand(
+      "demo-upstream", "A tiny HTTP server answering 200 \"hello from upstream\" on every path");
+  demo_cmd->add_option("--listen", demo_listen, "address, e.g. 127.0.0.1:8081")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -37,5 +60,8 @@ int main(int argc, char** argv) {
   }
 
   if (replay_cmd->parsed()) return sluice::cli::run_replay(replay, stdin, stdout, stderr);
+  if (check_cmd->parsed()) return sluice::cli::run_check_config(config_file, stdout, stderr);
+  if (serve_cmd->parsed()) return sluice::cli::run_serve(serve, stderr);
+  if (demo_cmd->parsed()) return sluice::cli::run_demo_upstream(demo_listen, stderr);
   return 2;
 }

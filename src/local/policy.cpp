@@ -2,6 +2,7 @@
 // committing all or none.
 #include "sluice/local/policy.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -96,35 +97,54 @@ Policy::Policy(Combine combine, std::vector<TableLimit> limits)
 
 PolicyDecision Policy::decide(std::span<const std::string_view> keys, core::Nanos now,
                               std::int64_t cost, core::Nanos max_wait) {
-  if (keys.size() != limits_.size()) {
-    throw std::invalid_argument("policy: one key per limit expected");
+  constexpr std::size_t kInline = 8;
+  if (limits_.size() <= kInline) {
+    core::Nanos waits[kInline];
+    std::fill(waits, waits + limits_.size(), max_wait);
+    return decide(keys, now, cost, std::span<const core::Nanos>(waits, limits_.size()));
   }
-  return combine_ == Combine::kAllMustPass ? all_must_pass(keys, now, cost, max_wait)
-                                           : first_that_allows(keys, now, cost, max_wait);
+  const std::vector<core::Nanos> waits(limits_.size(), max_wait);
+  return decide(keys, now, cost, waits);
+}
+
+PolicyDecision Policy::decide(std::span<const std::string_view> keys, core::Nanos now,
+                              std::int64_t cost, std::span<const core::Nanos> max_waits) {
+  if (keys.size() != limits_.size() || max_waits.size() != limits_.size()) {
+    throw std::invalid_argument("policy: one key and one max-wait per limit expected");
+  }
+  return combine_ == Combine::kAllMustPass ? all_must_pass(keys, now, cost, max_waits)
+                                           : first_that_allows(keys, now, cost, max_waits);
 }
 
 PolicyDecision Policy::all_must_pass(std::span<const std::string_view> keys, core::Nanos now,
-                                     std::int64_t cost, core::Nanos max_wait) {
+                                     std::int64_t cost, std::span<const core::Nanos> max_waits) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::yield();
     // Phase one: hold every slot and decide. A slot held elsewhere: let go of all, retry,
     // so two requests locking the same slots in different orders cannot deadlock.
     std::vector<AnyHeld> held;
+    std::vector<std::size_t> index;  // limit index of each held slot
     held.reserve(limits_.size());
+    index.reserve(limits_.size());
     bool busy = false;
     for (std::size_t i = 0; i < limits_.size() && !busy; ++i) {
       if (keys[i].empty()) continue;
-      auto h = hold(limits_[i].table, keys[i], now, cost, max_wait, limits_.size() == 1);
+      auto h = hold(limits_[i].table, keys[i], now, cost, max_waits[i], limits_.size() == 1);
       if (!h) {
         busy = true;
       } else {
         held.push_back(std::move(*h));
+        index.push_back(i);
       }
     }
     if (busy) continue;
     AllMustPass total;
-    for (const auto& h : held) total.add(decision_of(h));
     PolicyDecision out;
+    out.each.resize(limits_.size());
+    for (std::size_t j = 0; j < held.size(); ++j) {
+      total.add(decision_of(held[j]));
+      out.each[index[j]] = decision_of(held[j]);
+    }
     // Phase two: commit all or none. A single limit may change its state on a denial as its
     // reference does (x/time/rate's cancelled reservation).
     const bool single_denial_commit = held.size() == 1 && commits_on_denial(held.front());
@@ -142,15 +162,17 @@ PolicyDecision Policy::all_must_pass(std::span<const std::string_view> keys, cor
 
 PolicyDecision Policy::first_that_allows(std::span<const std::string_view> keys,
                                          core::Nanos now, std::int64_t cost,
-                                         core::Nanos max_wait) {
+                                         std::span<const core::Nanos> max_waits) {
   PolicyDecision out;
+  out.each.resize(limits_.size());
   core::Nanos soonest = core::kNever;
   bool any = false;
   for (std::size_t i = 0; i < limits_.size(); ++i) {
     if (keys[i].empty()) continue;
-    auto h = hold(limits_[i].table, keys[i], now, cost, max_wait, true);
+    auto h = hold(limits_[i].table, keys[i], now, cost, max_waits[i], true);
     if (!h) continue;
     const core::Decision d = decision_of(*h);
+    out.each[i] = d;
     if (d.allowed) {
       commit(*h, cost, out.leases);
       out.decision = d;

@@ -36,6 +36,25 @@ class SharedLimiter {
     }
   }
 
+  // Only yes or no: for algorithms that separate the verdict from the numbers (A::admit),
+  // nothing but the next state is computed inside the CAS loop. A locked instruction waits for
+  // every older instruction, so work done per attempt is latency, not throughput.
+  bool allow(Nanos now, std::int64_t cost = 1, Nanos max_wait = 0) {
+    if constexpr (requires(const Params& p, const State& s) { A::admit(p, s, now, cost, max_wait); }) {
+      State seen = state_.load(std::memory_order_acquire);
+      for (;;) {
+        const auto a = A::admit(params_, seen, now, cost, max_wait);
+        if (a.outcome != decltype(a.outcome)::kAllowed) return false;
+        if (state_.compare_exchange_weak(seen, State{a.new_tat}, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+          return true;
+        }
+      }
+    } else {
+      return decide(now, cost, max_wait).allowed;
+    }
+  }
+
   const Params& params() const { return params_; }
   State state() const { return state_.load(std::memory_order_acquire); }
 

@@ -21,7 +21,8 @@ struct TokenBucket {
   struct Params {
     Rate rate;
     std::int64_t burst = 0;
-    double per_second = 0;  // derived: rate.per_second()
+    double per_second = 0;      // derived: rate.per_second()
+    double nanos_per_token = 0;  // derived, for the informative reset time only
   };
   // 16 bytes: the reference's float tokens and its last update time.
   struct State {
@@ -30,7 +31,15 @@ struct TokenBucket {
   };
   static_assert(sizeof(State) == 16 && std::is_trivially_copyable_v<State>);
 
-  static Params make(Rate rate, std::int64_t burst) { return {rate, burst, rate.per_second()}; }
+  static Params make(Rate rate, std::int64_t burst) {
+    return {rate, burst, rate.per_second(), 1e9 / rate.per_second()};
+  }
+
+  // Time until the bucket is full again: informative (reset_after), so a multiplication by
+  // the precomputed interval serves instead of the reference's exact division.
+  static Nanos refill_time(const Params& p, double missing) {
+    return refmath::go_duration(missing * p.nanos_per_token);
+  }
 
   static State start(const Params& p, Nanos now) {
     return State{static_cast<double>(p.burst), now};
@@ -53,7 +62,7 @@ struct TokenBucket {
     const double available = advance(p, s, now);
     const double after = available - static_cast<double>(cost);
     const Nanos wait = after < 0 ? duration_for(p, -after) : 0;
-    const Nanos reset = duration_for(p, static_cast<double>(p.burst) - std::max(after, 0.0));
+    const Nanos reset = refill_time(p, static_cast<double>(p.burst) - std::max(after, 0.0));
     if (cost <= p.burst && wait <= max_wait) {
       Decision d{true, wait, static_cast<std::int64_t>(std::floor(std::max(after, 0.0))), 0,
                  reset, p.burst};
@@ -61,7 +70,7 @@ struct TokenBucket {
     }
     const Nanos retry = cost > p.burst ? kNever : std::max<Nanos>(wait, 1);
     Decision d = denied(retry, static_cast<std::int64_t>(std::floor(available)),
-                        duration_for(p, static_cast<double>(p.burst) - available), p.burst);
+                        refill_time(p, static_cast<double>(p.burst) - available), p.burst);
     if (max_wait > 0 && cost <= p.burst) {
       // ReserveN succeeded, then CancelAt(now) restored the tokens at now.
       double restored = std::min(after + static_cast<double>(cost), static_cast<double>(p.burst));

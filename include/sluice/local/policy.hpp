@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,9 @@ struct PolicyDecision {
   core::Decision decision;
   std::vector<Lease> leases;  // one per concurrency limit that admitted the request
   int decided_by = -1;        // kFirstThatAllows: index of the limit that allowed
+  // Each limit's own decision, by limit index (for response headers and per-rule counters);
+  // std::nullopt for a limit that was skipped (empty key) or not reached.
+  std::vector<std::optional<core::Decision>> each;
 };
 
 // Thread-safe: any number of threads may decide at once.
@@ -66,15 +70,19 @@ class Policy {
   // keys[i] is the key of limits()[i]; an empty key skips that limit (nginx: "not accounted").
   PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now,
                         std::int64_t cost, core::Nanos max_wait);
+  // The same with each limit's own max-wait (a rule that rejects at once beside one that
+  // delays): max_waits[i] applies to limits()[i].
+  PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now,
+                        std::int64_t cost, std::span<const core::Nanos> max_waits);
 
   const std::vector<TableLimit>& limits() const { return limits_; }
   Combine combine() const { return combine_; }
 
  private:
   PolicyDecision all_must_pass(std::span<const std::string_view> keys, core::Nanos now,
-                               std::int64_t cost, core::Nanos max_wait);
+                               std::int64_t cost, std::span<const core::Nanos> max_waits);
   PolicyDecision first_that_allows(std::span<const std::string_view> keys, core::Nanos now,
-                                   std::int64_t cost, core::Nanos max_wait);
+                                   std::int64_t cost, std::span<const core::Nanos> max_waits);
 
   Combine combine_;
   std::vector<TableLimit> limits_;

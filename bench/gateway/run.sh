@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# `make bench-gateway`: the gateway beside nginx 1.22, side by side in one run (issue 4).
+#   bash bench/gateway/run.sh [BUILD_DIR]        (default build/release)
+#   DURATION=10 REPS=3 CONNECTIONS=50 bash bench/gateway/run.sh
+# wrk -t1 -cCONNECTIONS for DURATION seconds against three targets, all in front of the same
+# upstream (nginx `return 200`, one worker):
+#   (a) the upstream directly, (b) nginx as a reverse proxy with limit_req, one worker,
+#   (c) sluice serve with the equivalent rule (leaky-bucket = nginx limit_req), one worker.
+# Two runs: a rate far above the load (every request passes the limiter) and a low rate (most
+# are rejected with 429). Repetitions are interleaved across targets and the medians reported,
+# so that load from elsewhere spoils one repetition of each rather than every one of one.
+# Prints a markdown table and writes it into docs/performance.md under "## Gateway".
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+BUILD="${1:-build/release}"
+DURATION="${DURATION:-10}"
+REPS="${REPS:-3}"
+CONNECTIONS="${CONNECTIONS:-50}"
+OUT="$ROOT/build/bench/gateway"
+HERE="$ROOT/bench/gateway"
+mkdir -p "$OUT"
+
+say() { echo "bench-gateway: $*" >&2; }
+
+for tool in wrk nginx; do
+  command -v "$tool" >/dev/null || { say "$tool is missing (bash scripts/install-bench-deps.sh)"; exit 1; }
+done
+if [ ! -f "$BUILD/build.ninja" ]; then
+  bash scripts/install-deps.sh
+  cmake --preset "$(basename "$BUILD")" >/dev/null
+fi
+cmake --build "$BUILD" --target sluice >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; exit 1; }
+SLUICE="$BUILD/sluice"
+
+# ---- processes started here, stopped on any exit
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),1)" 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  say "nothing listens on port $1"; exit 1
+}
+render() {  # render TEMPLATE OUTPUT: @NAME@ -> $NAME
+  sed -e "s|@PREFIX@|$OUT|g; s|@UPSTREAM_PORT@|$UPSTREAM_PORT|g; s|@PROXY_PORT@|$PROXY_PORT|g" \
+      -e "s|@SLUICE_PORT@|$SLUICE_PORT|g; s|@ADMIN_PORT@|$ADMIN_PORT|g; s|@BURST@|$BURST|g" \
+      -e "s|@NGINX_RATE@|$NGINX_RATE|g; s|@SLUICE_RATE@|$SLUICE_RATE|g" "$1" >"$2"
+}
+
+UPSTREAM_PORT=$(free_port)
+PROXY_PORT=$(free_port)
+SLUICE_PORT=$(free_port)
+ADMIN_PORT=$(free_port)
+BURST=100
+NGINX_RATE=1r/s SLUICE_RATE=1/s  # placeholders until a run sets them
+
+render "$HERE/nginx-upstream.conf.in" "$OUT/upstream.conf"
+nginx -p "$OUT" -c "$OUT/upstream.conf" -e "$OUT/upstream-error.log" &
+PIDS+=($!)
+wait_port "$UPSTREAM_PORT"
+
+# wrk_once NAME PORT -> one line "req/s p50_ms p99_ms non2xx total" appended to $OUT/NAME.txt
+wrk_once() {
+  local out
+  out=$(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$2/")
+  echo "$out" >"$OUT/last-$1.wrk"
+  echo "$out" | python3 -c '
+import re, sys
+t = sys.stdin.read()
+def ms(label):
+    m = re.search(r"^\s*" + label + r"\s+([\d.]+)(us|ms|s)\s*$", t, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v / 1000 if unit == "us" else v * 1000 if unit == "s" else v
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+total = int(re.search(r"(\d+) requests in", t).group(1))
+m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", t)
+p50, p99 = ms("50%"), ms("99%")
+print(f"{rps:.0f} {p50:.3f} {p99:.3f} {int(m.group(1)) if m else 0} {total}")
+' >>"$OUT/$1.txt"
+}
+
+cpu_model="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+machine="$(nproc) CPUs, ${cpu_model:-unknown CPU}, Linux $(uname -r)"
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+say "$machine, load average $load_start"
+
+rm -f "$OUT"/*.txt
+for run in pass reject; do
+  if [ "$run" = pass ]; then
+    NGINX_RATE=1000000r/s SLUICE_RATE=1000000/s
+  else
+    NGINX_RATE=100r/s SLUICE_RATE=100/s
+  fi
+  render "$HERE/nginx-proxy.conf.in" "$OUT/proxy.conf"
+  render "$HERE/sluice.yaml.in" "$OUT/sluice.yaml"
+  nginx -p "$OUT" -c "$OUT/proxy.conf" -e "$OUT/proxy-error.log" &
+  nginx_pid=$!
+  PIDS+=("$nginx_pid")
+  "$SLUICE" serve --config "$OUT/sluice.yaml" 2>"$OUT/sluice-$run.log" &
+  sluice_pid=$!
+  PIDS+=("$sluice_pid")
+  wait_port "$PROXY_PORT"
+  wait_port "$SLUICE_PORT"
+  for rep in $(seq "$REPS"); do
+    say "run $run ($NGINX_RATE), repetition $rep/$REPS"
+    wrk_once "$run-direct" "$UPSTREAM_PORT"
+    wrk_once "$run-nginx" "$PROXY_PORT"
+    wrk_once "$run-sluice" "$SLUICE_PORT"
+  done
+  kill "$nginx_pid" "$sluice_pid"
+  wait "$nginx_pid" "$sluice_pid" 2>/dev/null || true
+done
+load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+table="$(python3 - "$OUT" <<'PYEOF'
+import statistics, sys
+out = sys.argv[1]
+names = {"direct": "upstream direct", "nginx": "nginx 1.22 limit_req", "sluice": "sluice serve"}
+runs = {"pass": "rate 1000000/s (all pass)", "reject": "rate 100/s, burst 100 (most rejected)"}
+print("| run | target | req/s | p50 ms | p99 ms | answered 429 | sluice ÷ nginx req/s |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for run, title in runs.items():
+    med = {}
+    for target in names:
+        rows = [list(map(float, l.split())) for l in open(f"{out}/{run}-{target}.txt")]
+        med[target] = [statistics.median(r[i] for r in rows) for i in range(3)]
+        share = sum(r[3] for r in rows) / max(1, sum(r[4] for r in rows))
+        med[target].append(share)
+    for target, label in names.items():
+        rps, p50, p99, share = med[target]
+        ratio = f"{rps / med['nginx'][0]:.2f}" if target == "sluice" else ""
+        print(f"| {title} | {label} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {share:.1%} | {ratio} |")
+PYEOF
+)"
+
+{
+  echo "## Gateway"
+  echo
+  echo "Command: \`make bench-gateway\` (bench/gateway/run.sh $BUILD), $(date -u +%Y-%m-%dT%H:%MZ);"
+  echo "\`wrk -t1 -c$CONNECTIONS -d${DURATION}s\`, medians of $REPS interleaved repetitions."
+  echo
+  echo "Machine: $machine; $(nginx -v 2>&1 | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
+  echo "Load average (1/5/15 min) $load_start at start, $load_end at end."
+  echo
+  echo "All three targets answer from the same upstream, nginx \`return 200\` with one worker, on"
+  echo "the same host as wrk and the proxies. nginx proxies with \`limit_req\` (burst $BURST"
+  echo "nodelay, keyed by \$binary_remote_addr, keep-alive to the upstream); sluice runs the equivalent"
+  echo "rule \`leaky-bucket:rate=R,burst=$BURST,nodelay=1\` keyed by client_ip, one worker,"
+  echo "access log off, RateLimit headers on (nginx sends none). Configs: bench/gateway/."
+  echo
+  echo "$table"
+} >"$OUT/results.md"
+cat "$OUT/results.md"
+
+python3 - "$ROOT/docs/performance.md" "$OUT/results.md" <<'PYEOF'
+import os, re, sys
+doc, section = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"
+text = open(doc).read() if os.path.exists(doc) else "# Performance\n"
+m = re.search(r"^## Gateway\n.*?(?=^## |\Z)", text, re.M | re.S)
+if m:
+    text = text[: m.start()] + section + ("\n" if m.end() < len(text) else "") + text[m.end():]
+else:
+    text = text.rstrip("\n") + "\n\n" + section
+open(doc, "w").write(text)
+PYEOF
+say "table written to docs/performance.md (## Gateway)"

@@ -1,0 +1,53 @@
+// The YAML configuration (docs/configuration.md) in and out: a file becomes a validated RuleSet
+// or every error with its line; single rules come from the admin API; write-back emits YAML.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/expected.hpp"
+#include "sluice/rules/rule_set.hpp"
+
+namespace sluice::rules {
+
+struct ConfigError {
+  std::string file;
+  int line = 0;  // 1-based; 0 when the value has no source line (made through the admin API)
+  std::string message;
+  std::string format() const;  // "file:line: message", or "file: message" without a line
+};
+
+struct Loaded {
+  std::optional<RuleSet> rules;     // set iff errors is empty
+  std::vector<ConfigError> errors;  // every error found, in line order
+};
+
+Loaded load_config_file(const std::string& path);
+Loaded load_config_text(std::string_view yaml, const std::string& file_name);
+
+// A single rule from a YAML or JSON mapping (the admin API's PUT body; JSON is YAML flow syntax,
+// so one parser reads both). The error lists every problem, each naming the field:
+// "rule 'per-user': field 'limit': unknown algorithm 'tokn' (accepted: ...)".
+core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json);
+
+// Checks a whole RuleSet: each rule on its own, routes naming existing upstreams and rules,
+// unique names, a gateway with routes. The admin API calls it after editing rules; loading
+// runs the same checks.
+std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name);
+
+// For write-back: loading the text again gives an equal RuleSet (comments are not kept).
+std::string to_yaml(const RuleSet& rules);
+// {"name":..,"limit":"..","key":["query:userId"],"action":"delay","max_wait":"500ms",
+//  "status":429,"body":"..","on_missing_key":"skip"}; parse_rule reads it back.
+std::string rule_to_json(const Rule& rule);
+
+// The value syntaxes of the config, for flags that override it (`serve --listen`).
+// "127.0.0.1:8080", "[::1]:8080", "localhost:8080", ":8080" (all addresses).
+core::Expected<Endpoint> parse_endpoint(std::string_view text);
+std::string format_endpoint(const Endpoint& endpoint);
+// "10.0.0.0/8", "::1/128", or a bare address (a /32 or /128); host bits must be zero.
+core::Expected<Cidr> parse_cidr(std::string_view text);
+
+}  // namespace sluice::rules

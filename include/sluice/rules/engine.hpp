@@ -1,0 +1,101 @@
+// The running rules: a compiled RuleSet snapshot that frontends ask "what do I do with this
+// request?", swapped atomically on reload while the state of unchanged limits is kept.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/decision.hpp"
+#include "sluice/local/policy.hpp"
+#include "sluice/rules/request_view.hpp"
+#include "sluice/rules/rule_set.hpp"
+
+namespace sluice::rules {
+
+// Counters of one rule on one route (the Prometheus labels rule= and route=).
+struct RuleCounters {
+  std::atomic<std::uint64_t> allowed{0};
+  std::atomic<std::uint64_t> denied{0};
+  std::atomic<std::uint64_t> delayed{0};
+  std::atomic<std::uint64_t> dry_run_denied{0};
+  std::atomic<std::uint64_t> missing_key{0};
+};
+
+// A rule with its limit's table; the table (and so every key's state) is shared with the
+// previous snapshot when the rule's limit is unchanged or only retuned.
+struct CompiledRule {
+  Rule rule;
+  local::TableLimit limit;
+};
+
+struct CompiledRoute {
+  Route route;
+  const Upstream* upstream = nullptr;        // null when the route responds locally
+  std::vector<const CompiledRule*> enforce;  // reject and delay rules, in route order
+  std::vector<const CompiledRule*> dry_run;  // decided and counted, never enforced
+  std::vector<std::shared_ptr<RuleCounters>> enforce_counters;  // parallel to `enforce`
+  std::vector<std::shared_ptr<RuleCounters>> dry_run_counters;  // parallel to `dry_run`
+  std::unique_ptr<local::Policy> policy;     // over `enforce` (null when there is none)
+  std::vector<std::unique_ptr<local::Policy>> dry_run_policies;  // one per `dry_run` rule
+};
+
+struct Snapshot {
+  RuleSet rules;
+  std::vector<std::unique_ptr<CompiledRule>> compiled;
+  std::vector<std::unique_ptr<CompiledRoute>> routes;
+  std::uint64_t version = 0;
+};
+
+// What the frontend does with a request.
+struct Verdict {
+  enum class Kind {
+    kForward,   // proxy to route->upstream, after `delay`
+    kRespond,   // answer locally with status/body (a route with `respond`), after `delay`
+    kReject,    // a rule denied it: answer status/body
+    kNoRoute,   // no route matched: 404
+  };
+  Kind kind = Kind::kNoRoute;
+  core::Nanos delay = 0;
+  int status = 0;
+  std::string body;
+  // Response header fields to add (RateLimit-Policy, RateLimit, Retry-After, X-RateLimit-*).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Concurrency permits held by this request: keep them until the response is complete.
+  std::vector<local::Lease> leases;
+  // The client address the keys used: the peer, or from X-Forwarded-For / Forwarded when the
+  // peer is a trusted proxy.
+  std::string client;
+  std::shared_ptr<const Snapshot> snapshot;  // keeps `route` and its upstream alive
+  const CompiledRoute* route = nullptr;
+};
+
+// Thread-safe: decide() from any number of event loops while apply() swaps rule sets.
+class Engine {
+ public:
+  // Throws std::invalid_argument with the errors when `rules` is invalid.
+  Engine(RuleSet rules, core::Nanos now);
+
+  // Validates `rules` in full; on any error returns them and changes nothing. Otherwise swaps
+  // it in: limits whose rule name and spec are unchanged keep their tables; a rule whose
+  // limit changed only in rate/burst/etc. (same algorithm, same memory) keeps its keys'
+  // state and retunes them; others start empty. Requests in flight keep their snapshot.
+  std::vector<std::string> apply(RuleSet rules, core::Nanos now);
+
+  std::shared_ptr<const Snapshot> snapshot() const { return current_.load(); }
+
+  Verdict decide(const RequestView& request, core::Nanos now) const;
+
+  // Prometheus text for the rules: per rule and route counters, per limit table stats.
+  void write_metrics(std::string& out) const;
+
+ private:
+  std::atomic<std::shared_ptr<const Snapshot>> current_;
+};
+
+}  // namespace sluice::rules

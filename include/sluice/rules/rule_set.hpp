@@ -1,0 +1,117 @@
+// The configuration as data: listeners, upstreams, routes and rules (limit + key + action).
+// A config file and the admin API both produce this validated value; the engine runs one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/time.hpp"
+#include "sluice/spec/limit_spec.hpp"
+
+namespace sluice::rules {
+
+// "127.0.0.1:8080", "[::1]:8080", ":8080" (all addresses).
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// An IPv4 or IPv6 network, "10.0.0.0/8", "::1/128"; a bare address is a /32 or /128.
+struct Cidr {
+  std::string text;
+  bool v6 = false;
+  unsigned char bytes[16] = {};
+  int prefix = 0;
+  friend bool operator==(const Cidr& a, const Cidr& b) { return a.text == b.text; }
+};
+
+struct Upstream {
+  std::string name;
+  std::vector<Endpoint> servers;         // round robin
+  int max_fails = 1;                     // failures before a server is skipped
+  core::Nanos fail_timeout = 10 * core::kNanosPerSecond;  // how long it is skipped
+  int line = 0;
+};
+
+struct RouteMatch {
+  std::string host;         // exact Host (port ignored); empty: any
+  std::string path_prefix;  // empty: any
+  std::string path_exact;   // exclusive with path_prefix
+  std::vector<std::string> methods;  // empty: any
+};
+
+enum class Combine {
+  kAll,    // every rule must allow; a denial charges none
+  kFirst,  // global first, then per key: the first rule that allows decides
+};
+
+struct Route {
+  std::string name;
+  RouteMatch match;
+  std::string upstream;              // name in RuleSet::upstreams; empty with `respond`
+  std::optional<int> respond_status;  // answer locally (demo, health) instead of proxying
+  std::string respond_body;
+  std::vector<std::string> rules;    // names in RuleSet::rules, in order
+  Combine combine = Combine::kAll;
+  int line = 0;
+};
+
+// One part of a rule's key; several parts are joined with '|' into one key.
+struct KeyPart {
+  enum class Kind { kClientIp, kHeader, kQuery, kCookie, kPath, kRoute, kConst, kMethod, kHost };
+  Kind kind = Kind::kClientIp;
+  std::string name;  // header/query/cookie name, or the constant
+  friend bool operator==(const KeyPart&, const KeyPart&) = default;
+};
+
+enum class Action {
+  kReject,  // deny with `status` and `body`
+  kDelay,   // hold the request up to `max_wait`, then forward (nginx burst without nodelay)
+  kDryRun,  // decide and count, never block (shadow mode)
+};
+
+enum class OnMissingKey { kSkip, kDeny };
+
+struct Rule {
+  std::string name;
+  std::string limit_text;  // as written: "token-bucket:rate=10/s,burst=20"
+  spec::LimitSpec limit;
+  std::vector<KeyPart> key;
+  Action action = Action::kReject;
+  core::Nanos max_wait = 0;  // kDelay: the longest hold
+  int status = 429;
+  std::string body = "Too Many Requests\n";
+  OnMissingKey on_missing_key = OnMissingKey::kSkip;
+  int line = 0;
+};
+
+struct Timeouts {
+  core::Nanos connect = 2 * core::kNanosPerSecond;
+  core::Nanos header = 10 * core::kNanosPerSecond;  // client request head
+  core::Nanos idle = 60 * core::kNanosPerSecond;    // keep-alive between requests
+  core::Nanos upstream = 30 * core::kNanosPerSecond;  // upstream response head
+};
+
+struct RuleSet {
+  std::optional<Endpoint> listen;            // the gateway; none: no gateway
+  Endpoint admin{"127.0.0.1", 9090};
+  int workers = 0;                           // event loops; 0: one per core
+  std::vector<Cidr> trusted_proxies;
+  std::size_t memory = 64u << 20;            // table budget per limit (bytes)
+  Timeouts timeouts;
+  bool ratelimit_headers = true;             // RateLimit-Policy / RateLimit (IETF draft)
+  bool legacy_headers = false;               // X-RateLimit-Limit/Remaining/Reset
+  std::string access_log;                    // "": off; "stdout", or a file path
+  bool write_back = true;                    // admin API changes rewrite the config file
+  std::vector<Upstream> upstreams;
+  std::vector<Route> routes;
+  std::vector<Rule> rules;
+
+  const Rule* rule(std::string_view name) const;
+  const Upstream* upstream(std::string_view name) const;
+};
+
+}  // namespace sluice::rules

@@ -1,0 +1,67 @@
+// The admin listener: health, Prometheus metrics and the live rules API of DESIGN.md
+// ("Admin and decision HTTP API"), plus config reload on SIGHUP and on file change.
+//
+// Endpoints (docs/admin-api.md has the request and reply formats):
+//   GET /healthz                  200 "ok"
+//   GET /metrics                  Prometheus text 0.0.4: the engine's counters, every metrics
+//                                 writer's, and the reload counters
+//   GET /v1/rules                 every rule, as a JSON array
+//   GET|PUT|DELETE /v1/rules/{name}
+//   POST /v1/rules:validate       a rule or a whole config, checked without applying
+//
+// Rules changed through the API are validated in full, applied with Engine::apply, and written
+// back to the config file atomically (temp file + fsync + rename) unless the config says
+// `write_back: false` or there is no file. With a config file, SIGHUP and any change of the
+// file (checked every second) reload it; a file with errors is refused, its errors go to
+// stderr as `file:line: problem`, and the rules in force keep serving.
+//
+// Listeners (gateway, admin, ...) are bound at start-up: a reload changes rules, routes and
+// upstreams, not the addresses sluice listens on.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/rules/engine.hpp"
+#include "sluice/rules/rule_set.hpp"
+
+namespace sluice::server {
+
+class AdminServer {
+ public:
+  // Appends Prometheus text (complete `# HELP`/`# TYPE` families) to the reply of /metrics.
+  // Called on the admin listener's thread; must be thread-safe against the caller's own loops.
+  using MetricsWriter = std::function<void(std::string&)>;
+
+  // `config_path` "" means no file: no reload, no write-back. `engine` must outlive the
+  // server. Handlers run on `io`; it may be run by several threads.
+  AdminServer(boost::asio::io_context& io, rules::Engine& engine, rules::Endpoint listen,
+              std::string config_path, std::vector<MetricsWriter> metrics_writers);
+  ~AdminServer();
+  AdminServer(const AdminServer&) = delete;
+  AdminServer& operator=(const AdminServer&) = delete;
+
+  // Binds the listener and starts accepting; with a config file, also starts SIGHUP handling
+  // and the file watch. Throws std::runtime_error naming the address when it cannot bind.
+  void start();
+
+  // Stops accepting, stops the watch and SIGHUP handling and closes open admin connections
+  // (a request being answered is finished first). Idempotent; thread-safe.
+  void stop();
+
+  // The address actually bound (the chosen port when `listen.port` was 0). After start().
+  rules::Endpoint local_endpoint() const;
+
+  // Reloads the config file now, as SIGHUP does. Returns its errors (`file:line: problem`),
+  // empty when the new rules are in force. Thread-safe.
+  std::vector<std::string> reload();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;  // shared with in-flight handlers, which may outlive stop()
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,180 @@
+// `sluice serve` and `sluice demo-upstream` (serve_command.hpp): the composition root of the
+// daemon. Wires the config, the engine, the gateway and the admin server; holds no logic of
+// theirs.
+#include "serve_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "sluice/core/clock.hpp"
+#include "sluice/rules/config_loader.hpp"
+#include "sluice/rules/engine.hpp"
+#include "sluice/server/admin_server.hpp"
+#include "sluice/server/demo_upstream.hpp"
+#include "sluice/server/gateway.hpp"
+#include "sluice/server/resp_server.hpp"
+
+namespace sluice::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// How long a graceful shutdown waits for requests in flight before dropping them.
+constexpr auto kDrainTime = std::chrono::seconds(10);
+constexpr auto kDrainPoll = std::chrono::milliseconds(20);
+
+std::optional<rules::Endpoint> endpoint_flag(const char* flag, const std::string& text,
+                                             std::FILE* err) {
+  auto ep = rules::parse_endpoint(text);
+  if (!ep) {
+    std::fprintf(err, "sluice serve: %s: %s\n", flag, ep.error().c_str());
+    return std::nullopt;
+  }
+  return *ep;
+}
+
+// Polls until the gateway has drained or the deadline passed, then stops everything.
+void drain(asio::steady_timer& timer, server::Gateway* gateway,
+           std::chrono::steady_clock::time_point deadline, const std::function<void()>& done) {
+  if (gateway == nullptr || gateway->open_connections() == 0 ||
+      std::chrono::steady_clock::now() >= deadline) {
+    done();
+    return;
+  }
+  timer.expires_after(kDrainPoll);
+  timer.async_wait([&timer, gateway, deadline, done](const boost::system::error_code& ec) {
+    if (!ec) drain(timer, gateway, deadline, done);
+  });
+}
+
+}  // namespace
+
+int run_serve(const ServeOptions& options, std::FILE* err) {
+  std::signal(SIGPIPE, SIG_IGN);
+
+  rules::RuleSet rules;
+  if (!options.config.empty()) {
+    rules::Loaded loaded = rules::load_config_file(options.config);
+    if (!loaded.errors.empty()) {
+      for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
+      return 2;
+    }
+    rules = std::move(*loaded.rules);
+  }
+  // Flags override the config's listeners; the RuleSet keeps what the file says (write-back).
+  std::optional<rules::Endpoint> gateway_listen = rules.listen;
+  rules::Endpoint admin_listen = rules.admin;
+  if (!options.listen.empty()) {
+    gateway_listen = endpoint_flag("--listen", options.listen, err);
+    if (!gateway_listen) return 2;
+  }
+  if (!options.admin.empty()) {
+    const auto admin = endpoint_flag("--admin", options.admin, err);
+    if (!admin) return 2;
+    admin_listen = *admin;
+  }
+  const int workers = rules.workers;
+
+  std::unique_ptr<rules::Engine> engine;
+  try {
+    engine = std::make_unique<rules::Engine>(std::move(rules), core::SteadyClock::read());
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(err, "sluice serve: %s\n", e.what());
+    return 2;
+  }
+
+  asio::io_context io(1);
+  std::unique_ptr<server::Gateway> gateway;
+  std::vector<server::AdminServer::MetricsWriter> metrics;
+  try {
+    if (gateway_listen) {
+      gateway = std::make_unique<server::Gateway>(*engine,
+                                                  server::GatewayOptions{*gateway_listen, workers});
+      metrics.emplace_back([g = gateway.get()](std::string& out) { g->write_metrics(out); });
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(err, "sluice serve: gateway: %s\n", e.what());
+    return 1;
+  }
+  // --- RESP listener (issue 5): `--resp ADDR`, with or without a config file -------------
+  std::unique_ptr<server::RespServer> resp;
+  if (!options.resp.empty()) {
+    const auto resp_listen = endpoint_flag("--resp", options.resp, err);
+    if (!resp_listen) return 2;
+    server::RespServerOptions resp_options;
+    resp_options.workers =
+        workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // SLUICE.CHECK: resp_options.check is left empty ("ERR no rules configured") until the
+    // rules engine is connected here.
+    resp = std::make_unique<server::RespServer>(io, *resp_listen, std::move(resp_options));
+    try {
+      resp->start();
+    } catch (const std::exception& e) {
+      std::fprintf(err, "sluice serve: resp: %s\n", e.what());
+      return 1;
+    }
+    metrics.emplace_back([r = resp.get()](std::string& out) { r->write_metrics(out); });
+    std::fprintf(err, "sluice serve: resp listening on %s\n",
+                 rules::format_endpoint(resp->local_endpoint()).c_str());
+  }
+  // --- end RESP listener -------------------------------------------------------------------
+
+  server::AdminServer admin(io, *engine, admin_listen, options.config, std::move(metrics));
+  try {
+    admin.start();
+  } catch (const std::exception& e) {
+    std::fprintf(err, "sluice serve: admin: %s\n", e.what());
+    return 1;
+  }
+  if (gateway) {
+    gateway->start();
+    std::fprintf(err, "sluice serve: gateway listening on %s\n",
+                 rules::format_endpoint(gateway->local_endpoint()).c_str());
+  }
+  std::fprintf(err, "sluice serve: admin listening on %s\n",
+               rules::format_endpoint(admin.local_endpoint()).c_str());
+  std::fflush(err);
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer drain_timer(io);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    std::fprintf(err, "sluice serve: shutting down\n");
+    std::fflush(err);
+    if (gateway) gateway->shutdown();
+    drain(drain_timer, gateway.get(), std::chrono::steady_clock::now() + kDrainTime, [&] {
+      if (gateway) gateway->stop();
+      if (resp) resp->stop();
+      admin.stop();
+      io.stop();
+    });
+  });
+  io.run();
+  if (gateway) gateway->stop();
+  if (resp) resp->stop();
+  admin.stop();
+  return 0;
+}
+
+int run_demo_upstream(const std::string& listen, std::FILE* err) {
+  auto ep = rules::parse_endpoint(listen);
+  if (!ep) {
+    std::fprintf(err, "sluice demo-upstream: --listen: %s\n", ep.error().c_str());
+    return 2;
+  }
+  return server::run_demo_upstream(*ep, err);
+}
+
+}  // namespace sluice::cli

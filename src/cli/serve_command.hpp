@@ -1,0 +1,25 @@
+// `sluice serve` (DESIGN.md): the daemon. Loads the config, starts the gateway and the admin
+// listener, and on SIGTERM/SIGINT shuts down gracefully. Also `sluice demo-upstream`, the tiny
+// upstream that `make run` and the tests put behind the gateway.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace sluice::cli {
+
+struct ServeOptions {
+  std::string config;  // "": no config file (no routes; the gateway only with --listen)
+  std::string listen;  // "": the config's `listen`
+  std::string admin;   // "": the config's `admin` (default 127.0.0.1:9090)
+  std::string resp;    // "": no Redis protocol listener (CL.THROTTLE, SLUICE.CHECK)
+};
+
+// Runs until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish (at most
+// kDrainSeconds) and returns 0. Returns 2 for a bad config or flag (every error on `err`), 1
+// when a listener cannot be bound.
+int run_serve(const ServeOptions& options, std::FILE* err);
+
+int run_demo_upstream(const std::string& listen, std::FILE* err);
+
+}  // namespace sluice::cli

@@ -1,0 +1,1171 @@
+// The YAML configuration in and out (sluice/rules/config_loader.hpp). Reading is two passes:
+// parsing turns each YAML value into the model and reports what cannot be read; the checks
+// then judge the model (combinations, references, names) and place each error on the line its
+// field came from, through an Origin recorded while parsing. validate() runs the same checks
+// on a set made by the admin API, whose entries have no lines.
+#include "sluice/rules/config_loader.hpp"
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "sluice/table/slot_arena.hpp"
+
+namespace sluice::rules {
+namespace {
+
+using core::Nanos;
+
+// ---------------------------------------------------------------------------------------------
+// Names of the enumerations, shared by reading (with the accepted list in errors) and writing.
+
+template <class E>
+struct Named {
+  std::string_view name;
+  E value;
+};
+
+constexpr Named<Action> kActions[] = {
+    {"reject", Action::kReject}, {"delay", Action::kDelay}, {"dry-run", Action::kDryRun}};
+constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
+                                                 {"deny", OnMissingKey::kDeny}};
+constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
+
+struct KeyKind {
+  std::string_view name;
+  KeyPart::Kind kind;
+  std::string_view argument;  // what follows "name:", empty when the kind takes none
+};
+constexpr KeyKind kKeyKinds[] = {
+    {"client_ip", KeyPart::Kind::kClientIp, ""}, {"header", KeyPart::Kind::kHeader, "NAME"},
+    {"query", KeyPart::Kind::kQuery, "NAME"},    {"cookie", KeyPart::Kind::kCookie, "NAME"},
+    {"path", KeyPart::Kind::kPath, ""},          {"route", KeyPart::Kind::kRoute, ""},
+    {"method", KeyPart::Kind::kMethod, ""},      {"host", KeyPart::Kind::kHost, ""},
+    {"const", KeyPart::Kind::kConst, "VALUE"},
+};
+
+template <class E, std::size_t N>
+std::string_view name_of(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table) {
+    if (n.value == value) return n.name;
+  }
+  return "?";
+}
+
+template <class Row, class Show, std::size_t N>
+std::string join(const Row (&rows)[N], Show show) {
+  std::string out;
+  for (const auto& r : rows) out += (out.empty() ? "" : ", ") + std::string(show(r));
+  return out;
+}
+
+std::string usage_of(const KeyKind& k) {
+  return std::string(k.name) + (k.argument.empty() ? "" : ":" + std::string(k.argument));
+}
+
+std::string format_key_part(const KeyPart& part) {
+  for (const auto& k : kKeyKinds) {
+    if (k.kind == part.kind) {
+      return std::string(k.name) + (k.argument.empty() ? "" : ":" + part.name);
+    }
+  }
+  return "?";
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// A field path as errors show it: "servers.1" is the field "servers" (the line says which item).
+std::string shown_field(std::string_view path) {
+  const auto dot = path.rfind('.');
+  const bool indexed = dot != std::string_view::npos && dot + 1 < path.size() &&
+                       path.find_first_not_of("0123456789", dot + 1) == std::string_view::npos;
+  return quoted(indexed ? path.substr(0, dot) : path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value syntaxes.
+
+bool is_tchar(char c) {  // RFC 9110 token characters: header and cookie names, methods
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool is_token(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
+
+// Names of rules, routes and upstreams appear in admin URLs and metric labels.
+bool is_entry_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool is_host_name(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t dot = std::min(s.find('.', start), s.size());
+    const std::string_view label = s.substr(start, dot - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') return false;
+    }
+    start = dot + 1;
+  }
+  return true;
+}
+
+bool looks_like_ipv4(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.';
+  });
+}
+
+template <std::size_t N>
+bool parse_ip(int family, std::string_view text, unsigned char (&out)[N]) {
+  static_assert(N >= 16);
+  return inet_pton(family, std::string(text).c_str(), out) == 1;
+}
+
+// A host as written before an endpoint's port: a name or an IPv4 address (endpoints bracket
+// IPv6 themselves). Returns the problem, or nothing.
+std::optional<std::string> host_problem(std::string_view host) {
+  unsigned char buf[16];
+  if (looks_like_ipv4(host)) {
+    if (!parse_ip(AF_INET, host, buf)) return "'" + std::string(host) + "' is not an IPv4 address";
+    return std::nullopt;
+  }
+  if (!is_host_name(host)) {
+    return "'" + std::string(host) +
+           "' is not a host name (letters, digits, '-' and '.') or an IP address";
+  }
+  return std::nullopt;
+}
+
+std::string format_bytes(std::size_t bytes) {
+  constexpr std::pair<std::size_t, std::string_view> kUnits[] = {
+      {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}};
+  for (const auto& [size, unit] : kUnits) {
+    if (bytes != 0 && bytes % size == 0) return std::to_string(bytes / size) + std::string(unit);
+  }
+  return std::to_string(bytes);
+}
+
+core::Expected<KeyPart> parse_key_part(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  const KeyKind* row = nullptr;
+  for (const auto& k : kKeyKinds) {
+    if (k.name == kind) row = &k;
+  }
+  if (row == nullptr) {
+    return core::make_error("unknown key kind " + quoted(kind) + " (accepted: " +
+                            join(kKeyKinds, usage_of) + ")");
+  }
+  const std::string argument(colon == std::string_view::npos ? "" : text.substr(colon + 1));
+  if (row->argument.empty()) {
+    if (colon != std::string_view::npos) {
+      return core::make_error("key kind " + quoted(kind) + " takes no name (write " +
+                              quoted(kind) + ")");
+    }
+    return KeyPart{row->kind, ""};
+  }
+  if (argument.empty()) {
+    return core::make_error("key kind " + quoted(kind) + " needs a " +
+                            std::string(row->argument) + " (e.g. " + std::string(kind) +
+                            (row->kind == KeyPart::Kind::kConst ? ":global" : ":X-Api-Key") +
+                            ")");
+  }
+  if ((row->kind == KeyPart::Kind::kHeader || row->kind == KeyPart::Kind::kCookie) &&
+      !is_token(argument)) {
+    return core::make_error(std::string(kind) + " name " + quoted(argument) +
+                            " is not a valid name (no spaces, quotes or separators)");
+  }
+  return KeyPart{row->kind, argument};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors, and where each entry's fields were written.
+
+class Errors {
+ public:
+  void add(int line, std::string message) { list_.push_back({"", line, std::move(message)}); }
+  bool empty() const { return list_.empty(); }
+  std::vector<ConfigError> located(const std::string& file) && {
+    std::stable_sort(list_.begin(), list_.end(),
+                     [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
+    for (auto& e : list_) e.file = file;
+    return std::move(list_);
+  }
+  std::string joined() const {
+    std::string out;
+    for (const auto& e : list_) out += (out.empty() ? "" : "; ") + e.message;
+    return out;
+  }
+
+ private:
+  std::vector<ConfigError> list_;
+};
+
+// Where one entry (the top level, an upstream, a route, a rule) and its fields were written,
+// and which fields were already reported as unreadable, so the checks neither repeat an error
+// nor judge a default that stands in for a broken value. Paths are dotted: "match.path_exact",
+// "rules.2" (the third item of a list).
+struct Origin {
+  int line = 0;
+  std::map<std::string, int, std::less<>> fields;
+  std::set<std::string, std::less<>> bad;
+
+  // The line of `path`, else of its closest written parent, else of the entry.
+  int at(std::string_view path) const {
+    while (true) {
+      if (auto it = fields.find(path); it != fields.end()) return it->second;
+      const auto dot = path.rfind('.');
+      if (dot == std::string_view::npos) return line;
+      path = path.substr(0, dot);
+    }
+  }
+  bool written(std::string_view path) const { return fields.contains(path); }
+  bool ok(std::string_view path) const { return !bad.contains(path); }
+  void mark_bad(std::string_view path) {
+    while (true) {
+      bad.emplace(path);
+      const auto dot = path.rfind('.');
+      if (dot == std::string_view::npos) return;
+      path = path.substr(0, dot);
+    }
+  }
+};
+
+// Parallel to RuleSet's vectors; `top` holds the top-level fields ("listen").
+struct Origins {
+  Origin top;
+  std::vector<Origin> upstreams, routes, rules;
+
+  static Origins of(const RuleSet& rs) {  // a set without a file: only the entries' own lines
+    Origins o;
+    auto lines = [](const auto& entries, std::vector<Origin>& out) {
+      for (const auto& e : entries) out.push_back(Origin{e.line, {}, {}});
+    };
+    lines(rs.upstreams, o.upstreams);
+    lines(rs.routes, o.routes);
+    lines(rs.rules, o.rules);
+    return o;
+  }
+};
+
+int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
+int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Scalar: return quoted(node.Scalar());
+    default: return "nothing";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading YAML: a mapping field by field.
+
+// A list item with where it was written.
+struct Item {
+  std::string text;
+  std::string path;  // "servers.1"
+  int line = 0;
+};
+
+// One named entry of a mapping of entries (`rules:`, `upstreams:`).
+struct Entry {
+  std::string name;
+  int line = 0;
+  YAML::Node node;
+};
+
+// A YAML mapping read field by field. Unknown and repeated fields are reported on construction.
+// Each accessor returns nullopt for an absent field and, after reporting it (at its line,
+// marking it bad in the origin), for a malformed one. A null value of a collection reads as
+// empty; of a scalar it is an error.
+class Section {
+ public:
+  Section(const YAML::Node& node, std::string prefix, std::string path, Errors& errors,
+          Origin& origin, std::initializer_list<std::string_view> accepted)
+      : prefix_(std::move(prefix)), path_(std::move(path)), errors_(errors), origin_(origin) {
+    std::string names;
+    for (auto f : accepted) names += (names.empty() ? "" : ", ") + std::string(f);
+    if (node.IsNull()) return;
+    if (!node.IsMap()) {
+      errors_.add(line_of(node), prefix_ + (path_.empty() ? "" : "field " + quoted(path_) + ": ") +
+                                     "expected a mapping of fields (" + names + "), got " +
+                                     describe(node));
+      for (auto f : accepted) origin_.mark_bad(full(f));
+      return;
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const int line = line_of(it->first.Mark());
+      if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
+        errors_.add(line, prefix_ + "unknown field " + quoted(full(key)) + " (accepted: " +
+                              names + ")");
+        continue;
+      }
+      if (auto seen = fields_.find(key); seen != fields_.end()) {
+        errors_.add(line, prefix_ + "field " + quoted(full(key)) + " given twice (first at line " +
+                              std::to_string(seen->second.line) + ")");
+        continue;
+      }
+      fields_.emplace(key, Field{it->second, line});
+      origin_.fields[full(key)] = line;
+    }
+  }
+
+  bool has(std::string_view f) const { return fields_.contains(f); }
+
+  // Reports `problem` about field `f` (a path below this section, "servers.1") at `line`.
+  void fail(std::string_view f, int line, const std::string& problem) {
+    const std::string path = full(f);
+    errors_.add(line, prefix_ + "field " + shown_field(path) + ": " + problem);
+    origin_.mark_bad(path);
+  }
+  void fail(std::string_view f, const std::string& problem) { fail(f, line(f), problem); }
+
+  std::optional<std::string> text(std::string_view f) {
+    auto node = find(f);
+    if (!node) return std::nullopt;
+    if (!node->IsScalar()) {
+      fail(f, node->IsNull() ? "has no value" : "expected text, got " + describe(*node));
+      return std::nullopt;
+    }
+    return node->Scalar();
+  }
+
+  // A whole number in [min, max].
+  std::optional<std::int64_t> number(std::string_view f, std::int64_t min, std::int64_t max) {
+    auto t = text(f);
+    if (!t) return std::nullopt;
+    auto n = core::parse_count(*t, full(f));
+    if (!n) {
+      fail(f, "expected a whole number, got " + quoted(*t));
+      return std::nullopt;
+    }
+    if (*n < min || *n > max) {
+      fail(f, std::to_string(*n) + " is out of range (accepted: " + std::to_string(min) + " to " +
+                  std::to_string(max) + ")");
+      return std::nullopt;
+    }
+    return *n;
+  }
+
+  std::optional<bool> flag(std::string_view f) {
+    auto t = text(f);
+    if (!t) return std::nullopt;
+    if (*t == "true" || *t == "True" || *t == "TRUE") return true;
+    if (*t == "false" || *t == "False" || *t == "FALSE") return false;
+    fail(f, "expected true or false, got " + quoted(*t));
+    return std::nullopt;
+  }
+
+  // A positive duration ("250ms").
+  std::optional<Nanos> duration(std::string_view f) {
+    return parsed<Nanos>(f, [](const std::string& t) -> core::Expected<Nanos> {
+      auto d = core::parse_duration(t);
+      if (d && *d <= 0) return core::make_error("must be longer than 0");
+      return d;
+    });
+  }
+
+  std::optional<Endpoint> endpoint(std::string_view f) {
+    return parsed<Endpoint>(f, parse_endpoint);
+  }
+
+  // Text, then `parse` of it; reports the parser's error.
+  template <class T, class Parse>
+  std::optional<T> parsed(std::string_view f, Parse parse) {
+    auto t = text(f);
+    if (!t) return std::nullopt;
+    auto v = parse(*t);
+    if (!v) {
+      fail(f, v.error());
+      return std::nullopt;
+    }
+    return *v;
+  }
+
+  template <class E, std::size_t N>
+  std::optional<E> choice(std::string_view f, const Named<E> (&table)[N]) {
+    auto t = text(f);
+    if (!t) return std::nullopt;
+    for (const auto& n : table) {
+      if (n.name == *t) return n.value;
+    }
+    fail(f, "unknown value " + quoted(*t) + " (accepted: " +
+                join(table, [](const Named<E>& n) { return n.name; }) + ")");
+    return std::nullopt;
+  }
+
+  // A list of texts; with `one_ok`, a single text is a list of one.
+  std::optional<std::vector<Item>> list(std::string_view f, bool one_ok = false) {
+    auto node = find(f);
+    if (!node) return std::nullopt;
+    std::vector<Item> items;
+    if (node->IsNull()) return items;
+    const std::string path = full(f);
+    if (node->IsScalar() && one_ok) {
+      items.push_back({node->Scalar(), path, line(f)});
+      return items;
+    }
+    if (!node->IsSequence()) {
+      fail(f, "expected a list (e.g. [a, b]), got " + describe(*node));
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (std::size_t i = 0; i < node->size(); ++i) {
+      const YAML::Node item = (*node)[i];
+      const std::string item_path = std::string(f) + "." + std::to_string(i);
+      origin_.fields[full(item_path)] = line_of(item);
+      if (!item.IsScalar()) {
+        fail(item_path, line_of(item), "item " + std::to_string(i + 1) + " is " +
+                                           describe(item) + ", expected text");
+        ok = false;
+        continue;
+      }
+      items.push_back({item.Scalar(), item_path, line_of(item)});
+    }
+    if (!ok) return std::nullopt;
+    return items;
+  }
+
+  // A list of texts, each read by `parse` (returning core::Expected<T>); an item that fails is
+  // reported at its line and left out.
+  template <class T, class Parse>
+  std::vector<T> parsed_list(std::string_view f, Parse parse, bool one_ok = false) {
+    std::vector<T> out;
+    auto items = list(f, one_ok);
+    if (!items) return out;
+    for (const auto& item : *items) {
+      auto v = parse(item.text);
+      if (v) {
+        out.push_back(*v);
+      } else {
+        fail(item.path, item.line, v.error());
+      }
+    }
+    return out;
+  }
+
+  // A nested mapping; null reads as an empty one.
+  std::optional<Section> section(std::string_view f,
+                                 std::initializer_list<std::string_view> accepted) {
+    auto node = find(f);
+    if (!node) return std::nullopt;
+    if (!node->IsNull() && !node->IsMap()) {
+      fail(f, "expected a mapping of fields, got " + describe(*node));
+      return std::nullopt;
+    }
+    return Section(*node, prefix_, full(f), errors_, origin_, accepted);
+  }
+
+  // A mapping of named entries; repeated names are reported (the first one counts).
+  std::vector<Entry> entries(std::string_view f, std::string_view what) {
+    std::vector<Entry> out;
+    auto node = find(f);
+    if (!node || node->IsNull()) return out;
+    if (!node->IsMap()) {
+      fail(f, "expected a mapping of " + std::string(what) + "s by name, got " + describe(*node));
+      return out;
+    }
+    for (auto it = node->begin(); it != node->end(); ++it) {
+      Entry e{it->first.Scalar(), line_of(it->first.Mark()), it->second};
+      auto first = std::find_if(out.begin(), out.end(),
+                                [&](const Entry& o) { return o.name == e.name; });
+      if (first != out.end()) {
+        errors_.add(e.line, "duplicate " + std::string(what) + " name " + quoted(e.name) +
+                                " (first at line " + std::to_string(first->line) + ")");
+        continue;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  // The items of a list of mappings (`routes:`).
+  std::vector<YAML::Node> sequence(std::string_view f) {
+    std::vector<YAML::Node> out;
+    auto node = find(f);
+    if (!node || node->IsNull()) return out;
+    if (!node->IsSequence()) {
+      fail(f, "expected a list, got " + describe(*node));
+      return out;
+    }
+    for (const auto& item : *node) out.push_back(item);
+    return out;
+  }
+
+  int line(std::string_view f) const { return origin_.at(full(f)); }
+
+ private:
+  struct Field {
+    YAML::Node node;
+    int line;
+  };
+
+  std::optional<YAML::Node> find(std::string_view f) const {
+    auto it = fields_.find(f);
+    if (it == fields_.end()) return std::nullopt;
+    return it->second.node;
+  }
+  std::string full(std::string_view f) const {
+    return path_.empty() ? std::string(f) : path_ + "." + std::string(f);
+  }
+
+  std::string prefix_;
+  std::string path_;
+  Errors& errors_;
+  Origin& origin_;
+  std::map<std::string, Field, std::less<>> fields_;
+};
+
+constexpr std::string_view kLimitExample = "e.g. limit: token-bucket:rate=10/s,burst=20";
+
+Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors& errors,
+               Origin& origin, bool name_field) {
+  Rule r;
+  r.name = name;
+  r.line = line;
+  origin.line = line;
+  std::initializer_list<std::string_view> with_name = {
+      "name", "limit", "key", "action", "max_wait", "status", "body", "on_missing_key"};
+  std::initializer_list<std::string_view> without_name = {
+      "limit", "key", "action", "max_wait", "status", "body", "on_missing_key"};
+  Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
+            name_field ? with_name : without_name);
+  if (auto given = s.text("name"); given && *given != name) {
+    s.fail("name", quoted(*given) + " differs from the name the rule is stored under, " +
+                       quoted(name));
+  }
+  if (auto text = s.text("limit")) {
+    auto spec = spec::parse_limit_spec(*text);
+    if (spec) {
+      r.limit_text = *text;
+      r.limit = *spec;
+    } else {
+      s.fail("limit", spec.error());
+    }
+  }
+  r.key = s.parsed_list<KeyPart>("key", parse_key_part, true);
+  if (auto a = s.choice("action", kActions)) r.action = *a;
+  if (auto w = s.duration("max_wait")) r.max_wait = *w;
+  if (auto st = s.number("status", 0, 999)) r.status = static_cast<int>(*st);
+  if (auto b = s.text("body")) r.body = *b;
+  if (auto m = s.choice("on_missing_key", kOnMissingKey)) r.on_missing_key = *m;
+  return r;
+}
+
+std::optional<std::string> path_problem(std::string_view path) {
+  if (!path.starts_with('/')) return "must start with '/', got " + quoted(path);
+  if (path.find_first_of(" \t\r\n?#") != std::string_view::npos) {
+    return quoted(path) + " must be a plain path (no spaces, query '?' or fragment '#')";
+  }
+  return std::nullopt;
+}
+
+Route read_route(const YAML::Node& node, std::size_t index, Errors& errors, Origin& origin) {
+  Route r;
+  r.line = origin.line = line_of(node);
+  if (node.IsMap() && node["name"] && node["name"].IsScalar()) r.name = node["name"].Scalar();
+  const std::string prefix =
+      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
+  Section s(node, prefix, "", errors, origin,
+            {"name", "match", "upstream", "respond", "rules", "combine"});
+  s.text("name");
+  if (auto m = s.section("match", {"host", "path_prefix", "path_exact", "methods"})) {
+    if (auto host = m->text("host")) {
+      unsigned char buf[16];
+      const bool v6 = host->size() > 2 && host->front() == '[' && host->back() == ']' &&
+                      parse_ip(AF_INET6, std::string_view(*host).substr(1, host->size() - 2), buf);
+      if (auto p = v6 ? std::nullopt : host_problem(*host)) {
+        m->fail("host", *p + "; the host is matched exactly, without a port");
+      } else {
+        r.match.host = *host;
+      }
+    }
+    for (auto [field, out] : {std::pair{"path_prefix", &r.match.path_prefix},
+                              std::pair{"path_exact", &r.match.path_exact}}) {
+      if (auto path = m->text(field)) {
+        if (auto p = path_problem(*path)) {
+          m->fail(field, *p);
+        } else {
+          *out = *path;
+        }
+      }
+    }
+    if (auto methods = m->list("methods")) {
+      for (const auto& item : *methods) {
+        const bool upper = std::none_of(item.text.begin(), item.text.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) != 0;
+        });
+        if (!is_token(item.text)) {
+          m->fail(item.path, item.line, quoted(item.text) + " is not an HTTP method");
+        } else if (!upper) {
+          std::string up = item.text;
+          for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          m->fail(item.path, item.line,
+                  "HTTP methods are case-sensitive: write " + up + ", not " + item.text);
+        } else {
+          r.match.methods.push_back(item.text);
+        }
+      }
+    }
+  }
+  if (auto up = s.text("upstream")) r.upstream = *up;
+  if (auto respond = s.section("respond", {"status", "body"})) {
+    r.respond_status = 200;
+    if (auto st = respond->number("status", 0, 999)) r.respond_status = static_cast<int>(*st);
+    if (auto body = respond->text("body")) r.respond_body = *body;
+  }
+  if (auto rules = s.list("rules")) {
+    for (const auto& item : *rules) r.rules.push_back(item.text);
+  }
+  if (auto c = s.choice("combine", kCombines)) r.combine = *c;
+  return r;
+}
+
+Upstream read_upstream(const Entry& e, Errors& errors, Origin& origin) {
+  Upstream u;
+  u.name = e.name;
+  u.line = origin.line = e.line;
+  Section s(e.node, "upstream " + quoted(e.name) + ": ", "", errors, origin,
+            {"servers", "max_fails", "fail_timeout"});
+  u.servers = s.parsed_list<Endpoint>("servers", parse_endpoint);
+  if (auto n = s.number("max_fails", 0, 1'000'000)) u.max_fails = static_cast<int>(*n);
+  if (auto t = s.duration("fail_timeout")) u.fail_timeout = *t;
+  return u;
+}
+
+constexpr std::size_t kMinMemory = 1024;  // well above one table bucket (8 keys)
+
+RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
+  RuleSet rs;
+  Section s(root, "", "", errors, origins.top,
+            {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
+             "access_log", "write_back", "upstreams", "routes", "rules"});
+  rs.listen = s.endpoint("listen");
+  if (auto admin = s.endpoint("admin")) rs.admin = *admin;
+  if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
+  rs.trusted_proxies = s.parsed_list<Cidr>("trusted_proxies", parse_cidr);
+  if (auto memory = s.parsed<std::size_t>("memory", table::parse_bytes)) {
+    if (*memory < kMinMemory) {
+      s.fail("memory", "at least 1KiB is needed (one table bucket); the default is 64MiB");
+    } else {
+      rs.memory = *memory;
+    }
+  }
+  if (auto t = s.section("timeouts", {"connect", "header", "idle", "upstream"})) {
+    for (auto [field, out] :
+         {std::pair{"connect", &rs.timeouts.connect}, std::pair{"header", &rs.timeouts.header},
+          std::pair{"idle", &rs.timeouts.idle}, std::pair{"upstream", &rs.timeouts.upstream}}) {
+      if (auto d = t->duration(field)) *out = *d;
+    }
+  }
+  if (auto h = s.section("headers", {"ratelimit", "legacy"})) {
+    if (auto on = h->flag("ratelimit")) rs.ratelimit_headers = *on;
+    if (auto on = h->flag("legacy")) rs.legacy_headers = *on;
+  }
+  if (auto log = s.text("access_log")) rs.access_log = *log;
+  if (auto wb = s.flag("write_back")) rs.write_back = *wb;
+
+  for (const Entry& e : s.entries("upstreams", "upstream")) {
+    origins.upstreams.emplace_back();
+    rs.upstreams.push_back(read_upstream(e, errors, origins.upstreams.back()));
+  }
+  const auto routes = s.sequence("routes");
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    origins.routes.emplace_back();
+    rs.routes.push_back(read_route(routes[i], i, errors, origins.routes.back()));
+  }
+  for (const Entry& e : s.entries("rules", "rule")) {
+    origins.rules.emplace_back();
+    rs.rules.push_back(read_rule(e.name, e.node, e.line, errors, origins.rules.back(), false));
+  }
+  return rs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks on the model.
+
+std::string name_problem(std::string_view what, std::string_view name) {
+  return what.empty() ? "" : std::string(what) + " name " + quoted(name) +
+                                 " may hold only letters, digits, '_', '-' and '.' (it "
+                                 "appears in admin URLs and metric labels)";
+}
+
+template <class T>
+std::string defined_names(const std::vector<T>& entries, std::string_view what) {
+  if (entries.empty()) return "no " + std::string(what) + "s are defined";
+  std::string out = "defined: ";
+  for (std::size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i].name;
+  return out;
+}
+
+template <class T>
+void check_unique(const std::vector<T>& entries, const std::vector<Origin>& origins,
+                  std::string_view what, Errors& errors) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (entries[j].name != entries[i].name || entries[i].name.empty()) continue;
+      const int first = origins[j].line;
+      errors.add(origins[i].line, "duplicate " + std::string(what) + " name " +
+                                      quoted(entries[i].name) +
+                                      (first > 0 ? " (first at line " + std::to_string(first) + ")"
+                                                 : ""));
+      break;
+    }
+  }
+}
+
+void check_rule(const Rule& r, const Origin& o, Errors& errors) {
+  const std::string p = "rule " + quoted(r.name) + ": ";
+  auto fail = [&](std::string_view field, const std::string& problem) {
+    errors.add(o.at(field), p + "field " + quoted(field) + ": " + problem);
+  };
+  if (!is_entry_name(r.name)) errors.add(o.line, p + name_problem("rule", r.name));
+  const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
+  if (o.ok("limit") && r.limit_text.empty()) {
+    errors.add(o.line, p + "missing field 'limit' (" + std::string(kLimitExample) + ")");
+  }
+  if (limit_ok && r.limit.algorithm == "sliding-log") {
+    fail("limit",
+         "sliding-log keeps a log of every request per key, which a fixed-size table cannot "
+         "hold; use sliding-window (same limit and window, bounded memory)");
+  }
+  if (o.ok("key") && r.key.empty()) {
+    errors.add(o.at("key"),
+               p + (o.written("key") ? "field 'key': needs at least one part"
+                                     : "missing field 'key'") +
+                   " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
+  }
+  const bool action_ok = o.ok("action");
+  if (action_ok && r.action == Action::kDelay && limit_ok) {
+    if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+      fail("action",
+           "a concurrency limit cannot delay: a lease frees when a request ends, not after a "
+           "time; use reject or dry-run");
+    } else if (r.limit.wait == spec::WaitSupport::kRejectOnly) {
+      fail("action", r.limit.algorithm +
+                         " decides only now and cannot delay a request; use reject or dry-run, "
+                         "or a limit that can wait (token-bucket, gcra, leaky-bucket, "
+                         "smooth-bursty, smooth-warmup, queue)");
+    }
+  }
+  if (action_ok && o.ok("max_wait")) {
+    if (r.action == Action::kDelay && r.max_wait <= 0) {
+      fail("action",
+           "'delay' needs max_wait, the longest a request is held (e.g. max_wait: 500ms)");
+    }
+    if (r.action != Action::kDelay && (r.max_wait != 0 || o.written("max_wait"))) {
+      fail("max_wait", "applies only to action 'delay' (this rule's action is '" +
+                           std::string(name_of(kActions, r.action)) +
+                           "'); remove it or use action: delay");
+    }
+  }
+  if (o.ok("status") && (r.status < 400 || r.status > 599)) {
+    fail("status", std::to_string(r.status) +
+                       " is not an error status (accepted: 400 to 599; the default is 429)");
+  }
+}
+
+void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Origin& o,
+                 Errors& errors) {
+  const std::string p =
+      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
+  auto fail = [&](std::string_view field, const std::string& problem) {
+    errors.add(o.at(field), p + "field " + shown_field(field) + ": " + problem);
+  };
+  if (o.ok("name")) {
+    if (r.name.empty()) {
+      errors.add(o.line, p + "missing field 'name' (e.g. name: api)");
+    } else if (!is_entry_name(r.name)) {
+      errors.add(o.at("name"), p + name_problem("route", r.name));
+    }
+  }
+  const bool upstream = !r.upstream.empty() || !o.ok("upstream");
+  const bool respond = r.respond_status.has_value() || !o.ok("respond");
+  if (upstream && respond) {
+    errors.add(std::max(o.at("upstream"), o.at("respond")),
+               p + "has both 'upstream' and 'respond'; a route either proxies or answers "
+                   "itself: keep one");
+  } else if (!upstream && !respond) {
+    errors.add(o.line, p + "needs 'upstream' (proxy to it) or 'respond' (answer locally), e.g. "
+                           "upstream: app");
+  }
+  if (!r.upstream.empty() && o.ok("upstream") && rs.upstream(r.upstream) == nullptr) {
+    fail("upstream", "no upstream named " + quoted(r.upstream) + " (" +
+                         defined_names(rs.upstreams, "upstream") + ")");
+  }
+  if (r.respond_status && o.ok("respond.status") &&
+      (*r.respond_status < 200 || *r.respond_status > 599)) {
+    fail("respond.status", std::to_string(*r.respond_status) + " is out of range (accepted: 200 to 599)");
+  }
+  if (!r.match.path_prefix.empty() && !r.match.path_exact.empty()) {
+    fail("match.path_exact", "path_prefix and path_exact exclude each other; keep one");
+  }
+  for (std::size_t i = 0; i < r.rules.size(); ++i) {
+    const std::string path = "rules." + std::to_string(i);
+    if (rs.rule(r.rules[i]) == nullptr) {
+      fail(path, "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
+    } else if (std::find(r.rules.begin(), r.rules.begin() + static_cast<std::ptrdiff_t>(i),
+                         r.rules[i]) != r.rules.begin() + static_cast<std::ptrdiff_t>(i)) {
+      fail(path, "rule " + quoted(r.rules[i]) + " is listed twice");
+    }
+  }
+}
+
+void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
+  const std::string p = "upstream " + quoted(u.name) + ": ";
+  if (!is_entry_name(u.name)) errors.add(o.line, p + name_problem("upstream", u.name));
+  if (o.ok("servers") && u.servers.empty()) {
+    errors.add(o.at("servers"), p + (o.written("servers") ? "field 'servers': needs at least one server"
+                                                          : "missing field 'servers'") +
+                                    " (e.g. servers: [127.0.0.1:8081])");
+  }
+}
+
+void check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
+  if (rs.listen && o.top.ok("listen")) {
+    if (rs.routes.empty() && o.top.ok("routes")) {
+      errors.add(o.top.at("listen"),
+                 "field 'listen': the gateway has no routes, so it would answer every request "
+                 "404; add routes, or remove listen to serve only the admin API and decision "
+                 "service");
+    }
+    if (*rs.listen == rs.admin) {
+      errors.add(o.top.at("listen"), "field 'listen': " + format_endpoint(rs.admin) +
+                                         " is also the admin address; give them different ports");
+    }
+  }
+  check_unique(rs.upstreams, o.upstreams, "upstream", errors);
+  check_unique(rs.routes, o.routes, "route", errors);
+  check_unique(rs.rules, o.rules, "rule", errors);
+  for (std::size_t i = 0; i < rs.upstreams.size(); ++i) {
+    check_upstream(rs.upstreams[i], o.upstreams[i], errors);
+  }
+  for (std::size_t i = 0; i < rs.routes.size(); ++i) {
+    check_route(rs.routes[i], i, rs, o.routes[i], errors);
+  }
+  for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& items) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& i : items) out << i;
+  out << YAML::EndSeq;
+}
+
+void emit_rule(YAML::Emitter& out, const Rule& r) {
+  out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "limit" << YAML::Value << r.limit_text;
+  std::vector<std::string> key;
+  for (const auto& part : r.key) key.push_back(format_key_part(part));
+  if (key.size() == 1) {
+    out << YAML::Key << "key" << YAML::Value << key.front();
+  } else {
+    emit_list(out, "key", key);
+  }
+  out << YAML::Key << "action" << YAML::Value << std::string(name_of(kActions, r.action));
+  if (r.action == Action::kDelay) {
+    out << YAML::Key << "max_wait" << YAML::Value << core::format_duration(r.max_wait);
+  }
+  out << YAML::Key << "status" << YAML::Value << r.status;
+  out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.body;
+  out << YAML::Key << "on_missing_key" << YAML::Value
+      << std::string(name_of(kOnMissingKey, r.on_missing_key));
+  out << YAML::EndMap;
+}
+
+void emit_route(YAML::Emitter& out, const Route& r) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name;
+  const RouteMatch& m = r.match;
+  if (!m.host.empty() || !m.path_prefix.empty() || !m.path_exact.empty() || !m.methods.empty()) {
+    out << YAML::Key << "match" << YAML::Value << YAML::BeginMap;
+    for (auto [field, value] : {std::pair{"host", &m.host}, std::pair{"path_prefix", &m.path_prefix},
+                                std::pair{"path_exact", &m.path_exact}}) {
+      if (!value->empty()) out << YAML::Key << field << YAML::Value << *value;
+    }
+    if (!m.methods.empty()) emit_list(out, "methods", m.methods);
+    out << YAML::EndMap;
+  }
+  if (r.respond_status) {
+    out << YAML::Key << "respond" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "status" << YAML::Value << *r.respond_status;
+    out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.respond_body;
+    out << YAML::EndMap;
+  } else {
+    out << YAML::Key << "upstream" << YAML::Value << r.upstream;
+  }
+  emit_list(out, "rules", r.rules);
+  out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string ConfigError::format() const {
+  return file + (line > 0 ? ":" + std::to_string(line) : "") + ": " + message;
+}
+
+core::Expected<Endpoint> parse_endpoint(std::string_view text) {
+  auto fail = [&](const std::string& why) {
+    return core::make_error("address " + quoted(text) + " " + why);
+  };
+  std::string_view host;
+  std::string_view port;
+  if (text.starts_with('[')) {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) return fail("has '[' without ']' (e.g. [::1]:8080)");
+    host = text.substr(1, close - 1);
+    if (text.substr(close + 1, 1) != ":") return fail("needs a port after ']' (e.g. [::1]:8080)");
+    port = text.substr(close + 2);
+    unsigned char buf[16];
+    if (!parse_ip(AF_INET6, host, buf)) return fail("has an invalid IPv6 address");
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return fail("needs a port (e.g. 127.0.0.1:8080, or :8080 for all addresses)");
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      return fail("looks like IPv6: put the address in brackets (e.g. [::1]:8080)");
+    }
+    if (!host.empty()) {
+      if (auto p = host_problem(host)) return fail("has a bad host: " + *p);
+    }
+  }
+  auto n = core::parse_count(port, "port");
+  if (!n || *n < 1 || *n > 65535) {
+    return fail("has port " + quoted(port) + " (accepted: 1 to 65535)");
+  }
+  return Endpoint{std::string(host), static_cast<std::uint16_t>(*n)};
+}
+
+std::string format_endpoint(const Endpoint& e) {
+  const bool v6 = e.host.find(':') != std::string::npos;
+  return (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+}
+
+core::Expected<Cidr> parse_cidr(std::string_view text) {
+  auto fail = [&](const std::string& why) {
+    return core::make_error("network " + quoted(text) + " " + why);
+  };
+  const auto slash = text.find('/');
+  const std::string_view address = text.substr(0, slash);
+  Cidr c;
+  c.text = std::string(text);
+  int max = 32;
+  if (!parse_ip(AF_INET, address, c.bytes)) {
+    if (!parse_ip(AF_INET6, address, c.bytes)) {
+      return fail("is not an IPv4 or IPv6 address with an optional /prefix (e.g. 10.0.0.0/8, "
+                  "::1/128)");
+    }
+    c.v6 = true;
+    max = 128;
+  }
+  c.prefix = max;
+  if (slash != std::string_view::npos) {
+    auto n = core::parse_count(text.substr(slash + 1), "prefix");
+    if (!n || *n > max) {
+      return fail("has a bad prefix length (accepted: /0 to /" + std::to_string(max) + ")");
+    }
+    c.prefix = static_cast<int>(*n);
+  }
+  unsigned char masked[16] = {};
+  bool host_bits = false;
+  for (int i = 0; i < max / 8; ++i) {
+    const int keep = std::clamp(c.prefix - i * 8, 0, 8);
+    const auto mask = static_cast<unsigned char>(keep == 0 ? 0 : 0xff << (8 - keep));
+    masked[i] = static_cast<unsigned char>(c.bytes[i] & mask);
+    host_bits = host_bits || masked[i] != c.bytes[i];
+  }
+  if (host_bits) {
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(c.v6 ? AF_INET6 : AF_INET, masked, buf, sizeof buf);
+    return fail("has address bits set after the /" + std::to_string(c.prefix) +
+                " prefix; did you mean " + buf + "/" + std::to_string(c.prefix) + "?");
+  }
+  return c;
+}
+
+Loaded load_config_text(std::string_view yaml, const std::string& file_name) {
+  Errors errors;
+  RuleSet rs;
+  try {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    if (docs.empty() || docs.front().IsNull()) {
+      errors.add(1, "the file is empty; a config is a mapping of fields such as listen, routes "
+                    "and rules (see docs/configuration.md)");
+    } else if (!docs.front().IsMap()) {
+      errors.add(line_of(docs.front()),
+                 "a config is a mapping of fields such as listen, routes and rules, got " +
+                     describe(docs.front()));
+    } else {
+      Origins origins;
+      rs = read_config(docs.front(), errors, origins);
+      check_all(rs, origins, errors);
+    }
+    if (docs.size() > 1) {
+      errors.add(line_of(docs[1]), "a second YAML document starts here (after '---'); a config is one document");
+    }
+  } catch (const YAML::Exception& e) {
+    errors.add(line_of(e.mark), "YAML syntax: " + e.msg);
+  }
+  Loaded out;
+  if (errors.empty()) out.rules = std::move(rs);
+  out.errors = std::move(errors).located(file_name);
+  return out;
+}
+
+Loaded load_config_file(const std::string& path) {
+  std::string text;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  int error = f == nullptr ? errno : 0;
+  if (f != nullptr) {
+    char buf[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    if (std::ferror(f)) error = errno;
+    std::fclose(f);
+  }
+  if (error != 0) {
+    return Loaded{std::nullopt,
+                  {ConfigError{path, 0, std::string("cannot read: ") + std::strerror(error)}}};
+  }
+  return load_config_text(text, path);
+}
+
+core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json) {
+  Errors errors;
+  Origin origin;
+  std::optional<Rule> rule;
+  try {
+    const YAML::Node node = YAML::Load(std::string(yaml_or_json));
+    rule = read_rule(name, node, 0, errors, origin, true);
+    check_rule(*rule, origin, errors);
+  } catch (const YAML::Exception& e) {
+    return core::make_error("rule " + quoted(name) + ": not valid YAML or JSON (line " +
+                            std::to_string(line_of(e.mark)) + "): " + e.msg);
+  }
+  if (!errors.empty()) return core::make_error(errors.joined());
+  return *std::move(rule);
+}
+
+std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {
+  Errors errors;
+  check_all(rules, Origins::of(rules), errors);
+  return std::move(errors).located(file_name);
+}
+
+std::string to_yaml(const RuleSet& rs) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
+  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
+  out << YAML::Key << "workers" << YAML::Value << rs.workers;
+  if (!rs.trusted_proxies.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
+    emit_list(out, "trusted_proxies", texts);
+  }
+  out << YAML::Key << "memory" << YAML::Value << format_bytes(rs.memory);
+  out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
+  for (auto [field, value] :
+       {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
+        std::pair{"idle", rs.timeouts.idle}, std::pair{"upstream", rs.timeouts.upstream}}) {
+    out << YAML::Key << field << YAML::Value << core::format_duration(value);
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "ratelimit" << YAML::Value << rs.ratelimit_headers;
+  out << YAML::Key << "legacy" << YAML::Value << rs.legacy_headers;
+  out << YAML::EndMap;
+  if (!rs.access_log.empty()) {
+    out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
+  }
+  out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
+
+  out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
+  for (const auto& u : rs.upstreams) {
+    out << YAML::Key << u.name << YAML::Value << YAML::BeginMap;
+    std::vector<std::string> servers;
+    for (const auto& s : u.servers) servers.push_back(format_endpoint(s));
+    emit_list(out, "servers", servers);
+    out << YAML::Key << "max_fails" << YAML::Value << u.max_fails;
+    out << YAML::Key << "fail_timeout" << YAML::Value << core::format_duration(u.fail_timeout);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : rs.routes) emit_route(out, r);
+  out << YAML::EndSeq;
+  out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
+  for (const auto& r : rs.rules) emit_rule(out, r);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string rule_to_json(const Rule& r) {
+  std::string out = "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) +
+                    ",\"key\":[";
+  for (std::size_t i = 0; i < r.key.size(); ++i) {
+    out += (i ? "," : "") + json_string(format_key_part(r.key[i]));
+  }
+  out += "],\"action\":" + json_string(name_of(kActions, r.action));
+  if (r.action == Action::kDelay) {
+    out += ",\"max_wait\":" + json_string(core::format_duration(r.max_wait));
+  }
+  out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
+         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key)) + "}";
+  return out;
+}
+
+}  // namespace sluice::rules

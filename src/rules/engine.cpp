@@ -1,0 +1,327 @@
+// Engine (engine.hpp): compiling a RuleSet into a snapshot that keeps unchanged limits'
+// tables, and deciding a request against it.
+#include "sluice/rules/engine.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <variant>
+
+#include "sluice/proto/http/prometheus_text.hpp"
+#include "sluice/proto/http/ratelimit_fields.hpp"
+#include "sluice/rules/config_loader.hpp"
+#include "sluice/rules/quota.hpp"
+
+namespace sluice::rules {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+bool matches(const RouteMatch& m, const RequestView& r) {
+  if (!m.host.empty() && !iequals(m.host, host_without_port(r.host))) return false;
+  if (!m.path_exact.empty() && r.path != m.path_exact) return false;
+  if (!m.path_prefix.empty() && r.path.substr(0, m.path_prefix.size()) != m.path_prefix) {
+    return false;
+  }
+  if (!m.methods.empty()) {
+    bool any = false;
+    for (const auto& method : m.methods) any = any || iequals(method, r.method);
+    if (!any) return false;
+  }
+  return true;
+}
+
+// The table of a rule in the new snapshot: the old one as it is (same limit), the old one
+// retuned (same algorithm and memory, other parameters: every key keeps its state), or new.
+core::Expected<local::TableLimit> table_for(const Rule& rule, const CompiledRule* old,
+                                            std::size_t memory, std::size_t old_memory,
+                                            core::Nanos now) {
+  if (old != nullptr && memory == old_memory &&
+      old->rule.limit.params.index() == rule.limit.params.index()) {
+    local::TableLimit kept = old->limit;
+    if (old->rule.limit.canonical != rule.limit.canonical) {
+      std::visit(
+          [&](auto& table) {
+            using Params = typename std::decay_t<decltype(*table)>::Params;
+            table->retune(std::get<Params>(rule.limit.params), now);
+          },
+          kept.table);
+      kept.spec = rule.limit;
+    }
+    return kept;
+  }
+  return local::make_table_limit(rule.limit, memory);
+}
+
+std::shared_ptr<RuleCounters> counters_for(const Snapshot* old, std::string_view route,
+                                           std::string_view rule) {
+  if (old != nullptr) {
+    for (const auto& r : old->routes) {
+      if (r->route.name != route) continue;
+      for (std::size_t i = 0; i < r->enforce.size(); ++i) {
+        if (r->enforce[i]->rule.name == rule) return r->enforce_counters[i];
+      }
+      for (std::size_t i = 0; i < r->dry_run.size(); ++i) {
+        if (r->dry_run[i]->rule.name == rule) return r->dry_run_counters[i];
+      }
+    }
+  }
+  return std::make_shared<RuleCounters>();
+}
+
+local::Combine combine_of(Combine c) {
+  return c == Combine::kFirst ? local::Combine::kFirstThatAllows : local::Combine::kAllMustPass;
+}
+
+}  // namespace
+
+Engine::Engine(RuleSet rules, core::Nanos now) {
+  const auto errors = apply(std::move(rules), now);
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += e + "\n";
+    throw std::invalid_argument(all);
+  }
+}
+
+std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
+  std::vector<std::string> errors;
+  for (const auto& e : validate(rules, "")) errors.push_back(e.format());
+  if (!errors.empty()) return errors;
+
+  const std::shared_ptr<const Snapshot> old = current_.load();
+  auto snap = std::make_shared<Snapshot>();
+  snap->rules = std::move(rules);
+  snap->version = old ? old->version + 1 : 1;
+
+  std::map<std::string, const CompiledRule*, std::less<>> by_name;
+  for (const Rule& rule : snap->rules.rules) {
+    const CompiledRule* previous = nullptr;
+    if (old) {
+      for (const auto& c : old->compiled) {
+        if (c->rule.name == rule.name) previous = c.get();
+      }
+    }
+    auto limit = table_for(rule, previous, snap->rules.memory, old ? old->rules.memory : 0, now);
+    if (!limit) {
+      errors.push_back("rule '" + rule.name + "': " + limit.error());
+      continue;
+    }
+    snap->compiled.push_back(std::make_unique<CompiledRule>(CompiledRule{rule, *limit}));
+    by_name[rule.name] = snap->compiled.back().get();
+  }
+  if (!errors.empty()) return errors;
+
+  for (const Route& route : snap->rules.routes) {
+    auto c = std::make_unique<CompiledRoute>();
+    c->route = route;
+    c->upstream = route.upstream.empty() ? nullptr : snap->rules.upstream(route.upstream);
+    std::vector<local::TableLimit> enforced;
+    for (const auto& name : route.rules) {
+      const CompiledRule* rule = by_name.at(name);
+      auto counters = counters_for(old.get(), route.name, name);
+      if (rule->rule.action == Action::kDryRun) {
+        c->dry_run.push_back(rule);
+        c->dry_run_counters.push_back(counters);
+        c->dry_run_policies.push_back(std::make_unique<local::Policy>(
+            local::Combine::kAllMustPass, std::vector<local::TableLimit>{rule->limit}));
+      } else {
+        c->enforce.push_back(rule);
+        c->enforce_counters.push_back(counters);
+        enforced.push_back(rule->limit);
+      }
+    }
+    if (!enforced.empty()) {
+      c->policy = std::make_unique<local::Policy>(combine_of(route.combine), std::move(enforced));
+    }
+    snap->routes.push_back(std::move(c));
+  }
+  current_.store(std::move(snap));
+  return {};
+}
+
+Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
+  Verdict v;
+  v.snapshot = current_.load();
+  const Snapshot& snap = *v.snapshot;
+  v.client = client_address(request, snap.rules.trusted_proxies);
+  for (const auto& r : snap.routes) {
+    if (matches(r->route.match, request)) {
+      v.route = r.get();
+      break;
+    }
+  }
+  if (v.route == nullptr) {
+    v.kind = Verdict::Kind::kNoRoute;
+    v.status = 404;
+    v.body = "no route\n";
+    return v;
+  }
+  const CompiledRoute& route = *v.route;
+
+  // Dry-run rules: decided and counted as if enforced, never blocking.
+  for (std::size_t i = 0; i < route.dry_run.size(); ++i) {
+    const Rule& rule = route.dry_run[i]->rule;
+    const auto key = request_key(rule.key, request, v.client, route.route.name);
+    if (!key) {
+      route.dry_run_counters[i]->missing_key.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const std::string_view k = *key;
+    auto d = route.dry_run_policies[i]->decide(std::span<const std::string_view>(&k, 1), now, 1,
+                                               core::Nanos{0});
+    auto& counter = d.decision.allowed ? route.dry_run_counters[i]->allowed
+                                       : route.dry_run_counters[i]->dry_run_denied;
+    counter.fetch_add(1, std::memory_order_relaxed);
+    for (auto& lease : d.leases) v.leases.push_back(std::move(lease));
+  }
+
+  const std::size_t n = route.enforce.size();
+  std::vector<std::string> keys(n);
+  std::vector<std::string_view> views(n);
+  std::vector<core::Nanos> waits(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Rule& rule = route.enforce[i]->rule;
+    waits[i] = rule.action == Action::kDelay ? rule.max_wait : 0;
+    auto key = request_key(rule.key, request, v.client, route.route.name);
+    if (key) {
+      keys[i] = std::move(*key);
+      views[i] = keys[i];
+      continue;
+    }
+    route.enforce_counters[i]->missing_key.fetch_add(1, std::memory_order_relaxed);
+    if (rule.on_missing_key == OnMissingKey::kDeny) {
+      route.enforce_counters[i]->denied.fetch_add(1, std::memory_order_relaxed);
+      v.kind = Verdict::Kind::kReject;
+      v.status = rule.status;
+      v.body = rule.body;
+      v.leases.clear();
+      return v;
+    }
+  }
+
+  local::PolicyDecision pd;
+  if (route.policy) pd = route.policy->decide(views, now, 1, waits);
+  const bool allowed = !route.policy || pd.decision.allowed;
+
+  std::vector<proto::http::QuotaPolicy> policies;
+  std::vector<proto::http::QuotaStatus> statuses;
+  const Rule* denier = nullptr;
+  const core::Decision* tightest = nullptr;
+  Quota tightest_quota;
+  for (std::size_t i = 0; i < n && route.policy; ++i) {
+    if (!pd.each[i]) continue;
+    const core::Decision& d = *pd.each[i];
+    const Rule& rule = route.enforce[i]->rule;
+    RuleCounters& c = *route.enforce_counters[i];
+    if (allowed) {
+      c.allowed.fetch_add(1, std::memory_order_relaxed);
+      if (d.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+    } else if (!d.allowed) {
+      c.denied.fetch_add(1, std::memory_order_relaxed);
+      if (denier == nullptr) denier = &rule;
+    }
+    const Quota q = quota_of(rule.limit.params);
+    policies.push_back({rule.name, q.quota, q.window_seconds,
+                        q.concurrent ? std::string_view("concurrent-requests") : ""});
+    statuses.push_back({rule.name, std::max<std::int64_t>(d.remaining, 0),
+                        q.concurrent ? -1 : proto::http::ceil_seconds(d.reset_after)});
+    if (tightest == nullptr || d.remaining < tightest->remaining) {
+      tightest = &d;
+      tightest_quota = q;
+    }
+  }
+  if (snap.rules.ratelimit_headers && !policies.empty()) {
+    v.headers.emplace_back("RateLimit-Policy", proto::http::ratelimit_policy(policies));
+    v.headers.emplace_back("RateLimit", proto::http::ratelimit(statuses));
+  }
+  if (snap.rules.legacy_headers && tightest != nullptr) {
+    v.headers.emplace_back("X-RateLimit-Limit", std::to_string(tightest_quota.quota));
+    v.headers.emplace_back("X-RateLimit-Remaining",
+                           std::to_string(std::max<std::int64_t>(tightest->remaining, 0)));
+    v.headers.emplace_back("X-RateLimit-Reset",
+                           std::to_string(proto::http::ceil_seconds(tightest->reset_after)));
+  }
+
+  if (!allowed) {
+    v.kind = Verdict::Kind::kReject;
+    const Rule& rule = denier != nullptr ? *denier : route.enforce.front()->rule;
+    v.status = rule.status;
+    v.body = rule.body;
+    if (pd.decision.retry_after != core::kNever && pd.decision.retry_after > 0) {
+      v.headers.emplace_back(
+          "Retry-After", std::to_string(proto::http::retry_after_seconds(pd.decision.retry_after)));
+    }
+    v.leases.clear();
+    return v;
+  }
+  for (auto& lease : pd.leases) v.leases.push_back(std::move(lease));
+  v.delay = pd.decision.delay;
+  if (route.route.respond_status) {
+    v.kind = Verdict::Kind::kRespond;
+    v.status = *route.route.respond_status;
+    v.body = route.route.respond_body;
+  } else {
+    v.kind = Verdict::Kind::kForward;
+  }
+  return v;
+}
+
+void Engine::write_metrics(std::string& out) const {
+  using proto::http::prometheus_family;
+  using proto::http::prometheus_sample;
+  const auto snap = current_.load();
+  constexpr std::string_view kRequests = "sluice_rule_requests_total";
+  prometheus_family(out, kRequests, "counter",
+                    "Requests decided by a rule on a route, by outcome.");
+  auto all = [&](const CompiledRoute& r, const Rule& rule, const RuleCounters& c) {
+    const std::pair<const char*, const std::atomic<std::uint64_t>*> outcomes[] = {
+        {"allowed", &c.allowed},
+        {"denied", &c.denied},
+        {"delayed", &c.delayed},
+        {"dry_run_denied", &c.dry_run_denied},
+        {"missing_key", &c.missing_key}};
+    for (const auto& [outcome, n] : outcomes) {
+      prometheus_sample(out, kRequests,
+                        {{"route", r.route.name}, {"rule", rule.name}, {"outcome", outcome}},
+                        n->load(std::memory_order_relaxed));
+    }
+  };
+  for (const auto& r : snap->routes) {
+    for (std::size_t i = 0; i < r->enforce.size(); ++i) {
+      all(*r, r->enforce[i]->rule, *r->enforce_counters[i]);
+    }
+    for (std::size_t i = 0; i < r->dry_run.size(); ++i) {
+      all(*r, r->dry_run[i]->rule, *r->dry_run_counters[i]);
+    }
+  }
+  struct Gauge {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t (*get)(const table::TableStats&);
+  };
+  static constexpr Gauge kGauges[] = {
+      {"sluice_limit_keys", "gauge", "Keys held in the rule's table.",
+       [](const table::TableStats& s) { return static_cast<std::uint64_t>(s.keys); }},
+      {"sluice_limit_capacity", "gauge", "Slots in the rule's table.",
+       [](const table::TableStats& s) { return static_cast<std::uint64_t>(s.capacity); }},
+      {"sluice_limit_memory_bytes", "gauge", "Memory budget mapped for the rule's table.",
+       [](const table::TableStats& s) { return static_cast<std::uint64_t>(s.memory_bytes); }},
+      {"sluice_limit_evictions_total", "counter", "Live keys evicted to make room for new ones.",
+       [](const table::TableStats& s) { return s.evictions; }},
+      {"sluice_limit_idle_drops_total", "counter", "Idle keys dropped to make room.",
+       [](const table::TableStats& s) { return s.idle_drops; }},
+  };
+  for (const auto& g : kGauges) {
+    prometheus_family(out, g.name, g.type, g.help);
+    for (const auto& c : snap->compiled) {
+      prometheus_sample(out, g.name, {{"rule", c->rule.name}}, g.get(local::stats_of(c->limit)));
+    }
+  }
+}
+
+}  // namespace sluice::rules

@@ -1,0 +1,28 @@
+// What an admin handler answers: status, content type, body and extra header fields. Every
+// error is a JSON object {"error": "...", "field": "..."} so that scripts can read it.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice::server {
+
+struct Reply {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+Reply json_reply(unsigned status, const boost::json::value& body);
+
+// `field` names the offending input ("limit", "key", "body", "name"); omitted when empty.
+Reply error_reply(unsigned status, std::string_view error, std::string_view field = {});
+
+Reply text_reply(unsigned status, std::string body,
+                 std::string content_type = "text/plain; charset=utf-8");
+
+}  // namespace sluice::server

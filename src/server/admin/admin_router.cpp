@@ -1,0 +1,94 @@
+// The route table and dispatch (admin_router.hpp).
+#include "admin_router.hpp"
+
+#include <array>
+#include <exception>
+#include <optional>
+
+#include "admin_service.hpp"
+
+namespace sluice::server {
+namespace {
+
+using boost::beast::http::verb;
+
+constexpr std::array kRoutes = {
+    AdminRoute{verb::get, "/healthz", &AdminService::healthz},
+    AdminRoute{verb::get, "/metrics", &AdminService::metrics},
+    AdminRoute{verb::get, "/v1/rules", &AdminService::list_rules},
+    AdminRoute{verb::post, "/v1/rules:validate", &AdminService::validate},
+    AdminRoute{verb::get, "/v1/rules/{name}", &AdminService::get_rule},
+    AdminRoute{verb::put, "/v1/rules/{name}", &AdminService::put_rule},
+    AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
+};
+
+constexpr std::string_view kNameParam = "{name}";
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size()) return std::nullopt;
+    const int hi = hex_digit(in[i + 1]);
+    const int lo = hex_digit(in[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+// Whether `path` matches `pattern`; the raw {name} segment goes to `segment`.
+bool matches(std::string_view pattern, std::string_view path, std::string_view& segment) {
+  if (!pattern.ends_with(kNameParam)) return pattern == path;
+  const auto prefix = pattern.substr(0, pattern.size() - kNameParam.size());
+  if (!path.starts_with(prefix)) return false;
+  segment = path.substr(prefix.size());
+  return !segment.empty() && segment.find('/') == std::string_view::npos;
+}
+
+}  // namespace
+
+std::span<const AdminRoute> admin_routes() { return kRoutes; }
+
+Reply dispatch(AdminService& service, AdminRequest& request) {
+  std::string allow;
+  for (const AdminRoute& route : kRoutes) {
+    std::string_view segment;
+    if (!matches(route.pattern, request.path, segment)) continue;
+    if (route.method != request.method) {
+      if (!allow.empty()) allow += ", ";
+      allow += std::string(boost::beast::http::to_string(route.method));
+      continue;
+    }
+    if (!segment.empty()) {
+      auto name = percent_decode(segment);
+      if (!name) return error_reply(400, "bad percent-encoding in the rule name", "name");
+      request.name = std::move(*name);
+    }
+    try {
+      return (service.*route.handler)(request);
+    } catch (const std::exception& e) {
+      return error_reply(500, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return error_reply(500, "internal error");
+    }
+  }
+  if (allow.empty()) return error_reply(404, "no such endpoint: " + std::string(request.path));
+  Reply reply = error_reply(405, "method not allowed; allowed: " + allow);
+  reply.headers.emplace_back("Allow", allow);
+  return reply;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,119 @@
+// AdminServer (sluice/server/admin_server.hpp): the listener, its sessions and the watcher.
+#include "sluice/server/admin_server.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "admin_service.hpp"
+#include "admin_session.hpp"
+#include "config_store.hpp"
+#include "config_watcher.hpp"
+#include "sluice/rules/config_loader.hpp"
+
+namespace sluice::server {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& context, rules::Engine& engine, rules::Endpoint where, std::string path,
+       std::vector<MetricsWriter> writers)
+      : io(context),
+        listen(std::move(where)),
+        store(std::make_shared<ConfigStore>(engine, std::move(path))),
+        service(std::make_shared<AdminService>(store, std::move(writers))),
+        acceptor(asio::make_strand(io)) {}
+
+  void accept() {
+    acceptor.async_accept(
+        asio::make_strand(io),
+        [self = shared_from_this()](const boost::system::error_code& ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
+          if (!ec) self->open(std::move(socket));
+          self->accept();  // other errors (EMFILE, ECONNABORTED) are per connection: keep going
+        });
+  }
+
+  void open(tcp::socket socket) {
+    auto session = std::make_shared<AdminSession>(std::move(socket), service);
+    {
+      std::lock_guard lock(mutex);
+      if (stopped) return;
+      std::erase_if(sessions, [](const auto& weak) { return weak.expired(); });
+      sessions.push_back(session);
+    }
+    session->start();
+  }
+
+  asio::io_context& io;
+  rules::Endpoint listen;
+  std::shared_ptr<ConfigStore> store;
+  std::shared_ptr<AdminService> service;
+  std::shared_ptr<ConfigWatcher> watcher;
+  tcp::acceptor acceptor;
+  tcp::endpoint bound;
+  std::mutex mutex;  // sessions, stopped
+  std::vector<std::weak_ptr<AdminSession>> sessions;
+  bool stopped = false;
+};
+
+AdminServer::AdminServer(asio::io_context& io, rules::Engine& engine, rules::Endpoint listen,
+                         std::string config_path, std::vector<MetricsWriter> metrics_writers)
+    : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
+                                   std::move(metrics_writers))) {}
+
+AdminServer::~AdminServer() { stop(); }
+
+void AdminServer::start() {
+  const rules::Endpoint& where = impl_->listen;
+  try {
+    tcp::resolver resolver(impl_->io);
+    const auto flags = tcp::resolver::passive | tcp::resolver::numeric_service;
+    auto results = resolver.resolve(where.host.empty() ? std::string("0.0.0.0") : where.host,
+                                    std::to_string(where.port), flags);
+    if (results.empty()) throw std::runtime_error("no address");
+    const tcp::endpoint endpoint = results.begin()->endpoint();
+    auto& acceptor = impl_->acceptor;
+    acceptor.open(endpoint.protocol());
+    acceptor.set_option(asio::socket_base::reuse_address(true));
+    acceptor.bind(endpoint);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+    impl_->bound = acceptor.local_endpoint();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("admin listener " + rules::format_endpoint(where) + ": " + e.what());
+  }
+  impl_->accept();
+  if (!impl_->store->path().empty()) {
+    impl_->watcher = std::make_shared<ConfigWatcher>(impl_->io, impl_->store);
+    impl_->watcher->start();
+  }
+}
+
+void AdminServer::stop() {
+  std::vector<std::weak_ptr<AdminSession>> sessions;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+    sessions.swap(impl_->sessions);
+  }
+  asio::dispatch(impl_->acceptor.get_executor(), [impl = impl_] {
+    boost::system::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  if (impl_->watcher) impl_->watcher->stop();
+  for (auto& weak : sessions) {
+    if (auto session = weak.lock()) session->close();
+  }
+}
+
+rules::Endpoint AdminServer::local_endpoint() const {
+  return rules::Endpoint{impl_->bound.address().to_string(), impl_->bound.port()};
+}
+
+std::vector<std::string> AdminServer::reload() { return impl_->store->reload(); }
+
+}  // namespace sluice::server

@@ -1,0 +1,287 @@
+// The admin endpoints (admin_service.hpp).
+#include "admin_service.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "admin_router.hpp"
+#include "config_store.hpp"
+#include "sluice/rules/config_loader.hpp"
+
+namespace sluice::server {
+namespace {
+
+namespace json = boost::json;
+
+// The field a loader message names ("rule 'a': field 'limit': ..."), or `fallback`.
+std::string field_of(std::string_view message, std::string_view fallback = "body") {
+  constexpr std::string_view kField = "field '";
+  const auto at = message.find(kField);
+  if (at == std::string_view::npos) return std::string(fallback);
+  const auto start = at + kField.size();
+  const auto end = message.find('\'', start);
+  if (end == std::string_view::npos) return std::string(fallback);
+  return std::string(message.substr(start, end - start));
+}
+
+json::value rule_json(const rules::Rule& rule) { return json::parse(rules::rule_to_json(rule)); }
+
+// The loader joins a rule's problems with "; " and starts each with "rule 'NAME': ".
+std::vector<std::string> split_rule_problems(const std::string& joined, const std::string& name) {
+  const std::string separator = "; rule '" + name + "': ";
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (auto at = joined.find(separator); at != std::string::npos;
+       at = joined.find(separator, start)) {
+    out.push_back(joined.substr(start, at - start));
+    start = at + 2;
+  }
+  out.push_back(joined.substr(start));
+  return out;
+}
+
+// 400 for a refused change: every problem, the first one's field.
+Reply invalid_reply(const std::vector<std::string>& problems) {
+  Reply reply = error_reply(400, problems.front(), field_of(problems.front()));
+  json::object body = json::parse(reply.body).as_object();
+  json::array all;
+  for (const auto& p : problems) all.emplace_back(p);
+  body["errors"] = std::move(all);
+  return json_reply(400, body);
+}
+
+std::vector<std::string> messages(const std::vector<rules::ConfigError>& errors) {
+  std::vector<std::string> out;
+  for (const auto& e : errors) out.push_back(e.message);
+  return out;
+}
+
+Reply change_failed(const ChangeOutcome& outcome) {
+  switch (outcome.kind) {
+    case ChangeOutcome::Kind::kInvalid:
+      return invalid_reply(messages(outcome.errors));
+    case ChangeOutcome::Kind::kFileChanged:
+      return error_reply(409, outcome.problem);
+    case ChangeOutcome::Kind::kWriteFailed:
+      return error_reply(500, outcome.problem);
+    default:
+      return error_reply(500, "the change was not applied");
+  }
+}
+
+std::string query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name)
+      return eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return {};
+}
+
+// A body is one rule when it is a mapping with `limit` and no config section; else a config.
+std::optional<std::string> as_single_rule(std::string_view body) {
+  try {
+    const YAML::Node doc = YAML::Load(std::string(body));
+    if (!doc.IsMap() || !doc["limit"] || doc["rules"] || doc["routes"]) return std::nullopt;
+    const YAML::Node name = doc["name"];
+    return name && name.IsScalar() ? name.Scalar() : std::string();
+  } catch (const std::exception&) {
+    return std::nullopt;  // not YAML at all: the config loader says where and why
+  }
+}
+
+void add_family(std::string& out, std::string_view name, std::string_view type,
+                std::string_view help) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+void add_sample(std::string& out, std::string_view name, std::string_view labels,
+                std::uint64_t value) {
+  out.append(name);
+  if (!labels.empty()) out.append("{").append(labels).append("}");
+  out.append(" ").append(std::to_string(value)).append("\n");
+}
+
+}  // namespace
+
+AdminService::AdminService(std::shared_ptr<ConfigStore> store,
+                           std::vector<MetricsWriter> metrics_writers)
+    : store_(std::move(store)), metrics_writers_(std::move(metrics_writers)) {}
+
+void AdminService::count_reply(unsigned status) {
+  if (status < replies_.size()) replies_[status].fetch_add(1, std::memory_order_relaxed);
+}
+
+Reply AdminService::healthz(const AdminRequest&) { return text_reply(200, "ok\n"); }
+
+Reply AdminService::metrics(const AdminRequest&) {
+  std::string out;
+  out.reserve(16u << 10);
+  store_->engine().write_metrics(out);
+  for (const auto& write : metrics_writers_) write(out);
+
+  add_family(out, "sluice_config_reloads_total", "counter",
+             "Config file reloads (SIGHUP or file change), by result.");
+  add_sample(out, "sluice_config_reloads_total", "result=\"ok\"", store_->reloads_ok());
+  add_sample(out, "sluice_config_reloads_total", "result=\"error\"", store_->reloads_error());
+  add_family(out, "sluice_config_version", "gauge",
+             "Version of the rule set in force; every reload or API change adds one.");
+  add_sample(out, "sluice_config_version", "", store_->engine().snapshot()->version);
+  add_family(out, "sluice_admin_rule_changes_total", "counter",
+             "Rule changes through the admin API (PUT, DELETE), by result.");
+  add_sample(out, "sluice_admin_rule_changes_total", "result=\"ok\"",
+             changes_ok_.load(std::memory_order_relaxed));
+  add_sample(out, "sluice_admin_rule_changes_total", "result=\"error\"",
+             changes_error_.load(std::memory_order_relaxed));
+  add_family(out, "sluice_admin_requests_total", "counter",
+             "Admin API replies, by HTTP status code.");
+  for (std::size_t code = 100; code < replies_.size(); ++code) {
+    const auto n = replies_[code].load(std::memory_order_relaxed);
+    if (n != 0)
+      add_sample(out, "sluice_admin_requests_total", "code=\"" + std::to_string(code) + "\"", n);
+  }
+  return text_reply(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+Reply AdminService::list_rules(const AdminRequest&) {
+  const auto snapshot = store_->engine().snapshot();
+  json::array rules;
+  for (const auto& rule : snapshot->rules.rules) rules.push_back(rule_json(rule));
+  return json_reply(200, rules);
+}
+
+Reply AdminService::get_rule(const AdminRequest& request) {
+  const auto snapshot = store_->engine().snapshot();
+  const rules::Rule* rule = snapshot->rules.rule(request.name);
+  if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
+  return json_reply(200, rule_json(*rule));
+}
+
+Reply AdminService::put_rule(const AdminRequest& request) { return counted(put(request)); }
+
+Reply AdminService::delete_rule(const AdminRequest& request) { return counted(erase(request)); }
+
+Reply AdminService::counted(Reply reply) {
+  (reply.status < 300 ? changes_ok_ : changes_error_).fetch_add(1, std::memory_order_relaxed);
+  return reply;
+}
+
+Reply AdminService::put(const AdminRequest& request) {
+  if (request.body.empty())
+    return error_reply(400, "the body must be a rule (JSON or YAML)", "body");
+  auto parsed = rules::parse_rule(request.name, request.body);
+  if (!parsed) return invalid_reply(split_rule_problems(parsed.error(), request.name));
+  rules::Rule rule = std::move(parsed).value();
+  if (rule.name != request.name) {
+    return error_reply(
+        400, "the body names rule '" + rule.name + "' but the path names '" + request.name + "'",
+        "name");
+  }
+
+  bool created = false;
+  const ChangeOutcome outcome = store_->change([&](rules::RuleSet& set) {
+    auto it = std::find_if(set.rules.begin(), set.rules.end(),
+                           [&](const rules::Rule& r) { return r.name == rule.name; });
+    created = it == set.rules.end();
+    if (created) {
+      set.rules.push_back(rule);
+    } else {
+      *it = rule;
+    }
+    return true;
+  });
+  if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
+  const auto snapshot = store_->engine().snapshot();
+  const rules::Rule* now = snapshot->rules.rule(request.name);
+  return json_reply(created ? 201 : 200, rule_json(now != nullptr ? *now : rule));
+}
+
+Reply AdminService::erase(const AdminRequest& request) {
+  std::optional<Reply> refused;
+  std::optional<rules::Rule> deleted;
+  const ChangeOutcome outcome = store_->change([&](rules::RuleSet& set) {
+    auto it = std::find_if(set.rules.begin(), set.rules.end(),
+                           [&](const rules::Rule& r) { return r.name == request.name; });
+    if (it == set.rules.end()) {
+      refused = error_reply(404, "no rule named '" + request.name + "'", "name");
+      return false;
+    }
+    json::array users;
+    std::string list;
+    for (const auto& route : set.routes) {
+      if (std::find(route.rules.begin(), route.rules.end(), request.name) == route.rules.end()) {
+        continue;
+      }
+      users.emplace_back(route.name);
+      list += (list.empty() ? "'" : ", '") + route.name + "'";
+    }
+    if (!users.empty()) {
+      json::object body;
+      body["error"] = "rule '" + request.name + "' is used by route" +
+                      (users.size() == 1 ? " " : "s ") + list +
+                      "; remove it from their `rules` first";
+      body["field"] = "name";
+      body["routes"] = std::move(users);
+      refused = json_reply(409, body);
+      return false;
+    }
+    deleted = *it;
+    set.rules.erase(it);
+    return true;
+  });
+  if (refused) return *refused;
+  if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
+  return json_reply(200, rule_json(*deleted));
+}
+
+Reply AdminService::validate(const AdminRequest& request) {
+  if (request.body.empty()) {
+    return error_reply(400, "the body must be a config or a rule (YAML or JSON)", "body");
+  }
+  json::object result;
+  json::array errors;
+  if (auto name = as_single_rule(request.body)) {
+    // One rule: checked as PUT /v1/rules/{name} would check it, against the rules in force.
+    if (name->empty()) name = query_param(request.query, "name");
+    if (name->empty()) name = "unnamed";
+    result["kind"] = "rule";
+    auto parsed = rules::parse_rule(*name, request.body);
+    if (!parsed) {
+      for (auto& p : split_rule_problems(parsed.error(), *name)) errors.emplace_back(p);
+    } else {
+      rules::RuleSet set = store_->engine().snapshot()->rules;
+      auto it = std::find_if(set.rules.begin(), set.rules.end(),
+                             [&](const rules::Rule& r) { return r.name == *name; });
+      if (it == set.rules.end()) {
+        set.rules.push_back(*parsed);
+      } else {
+        *it = *parsed;
+      }
+      for (const auto& e : rules::validate(set, "body")) errors.emplace_back(e.message);
+    }
+  } else {
+    // A whole config: checked as `sluice check-config` checks a file ("body:LINE: problem").
+    result["kind"] = "config";
+    for (const auto& e : rules::load_config_text(request.body, "body").errors) {
+      errors.emplace_back(e.format());
+    }
+  }
+  result["valid"] = errors.empty();
+  result["errors"] = std::move(errors);
+  return json_reply(200, result);
+}
+
+}  // namespace sluice::server

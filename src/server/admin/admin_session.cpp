@@ -1,0 +1,160 @@
+// The admin connection loop (admin_session.hpp), as a coroutine on the session's strand.
+#include "admin_session.hpp"
+
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "admin_router.hpp"
+#include "admin_service.hpp"
+
+namespace sluice::server {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+constexpr auto kIdleTimeout = std::chrono::seconds(60);  // between keep-alive requests
+constexpr auto kWriteTimeout = std::chrono::seconds(30);
+constexpr auto kLingerTimeout = std::chrono::seconds(2);
+constexpr std::size_t kLingerBytes = 8 * kAdminBodyLimit;
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+
+// The reply to a request that could not be read, or nothing when the peer just went away.
+std::optional<Reply> read_failure_reply(const beast::error_code& ec) {
+  if (ec == http::error::header_limit) {
+    return error_reply(431, "request header fields too large (limit " +
+                                std::to_string(kAdminHeaderLimit) + " bytes)");
+  }
+  if (ec == http::error::body_limit) {
+    return error_reply(
+        413, "request body too large (limit " + std::to_string(kAdminBodyLimit) + " bytes)",
+        "body");
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
+  if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+    return error_reply(400, "malformed HTTP request: " + ec.message());
+  }
+  return std::nullopt;  // eof, reset, timeout, cancelled
+}
+
+http::response<http::string_body> to_response(Reply reply, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
+  res.set(http::field::server, "sluice");
+  res.set(http::field::content_type, reply.content_type);
+  for (auto& [name, value] : reply.headers) res.set(name, value);
+  res.body() = std::move(reply.body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+}  // namespace
+
+AdminSession::AdminSession(asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service)
+    : stream_(std::move(socket)), service_(std::move(service)) {}
+
+void AdminSession::start() {
+  asio::co_spawn(
+      stream_.get_executor(), [self = shared_from_this()] { return self->run(); }, asio::detached);
+}
+
+void AdminSession::close() {
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->closing_ = true;
+    if (!self->busy_) {
+      beast::error_code ignored;
+      self->stream_.socket().close(ignored);
+    }
+  });
+}
+
+asio::awaitable<void> AdminSession::run() {
+  beast::flat_buffer buffer;
+  beast::error_code ignored;
+  while (!closing_) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(kAdminHeaderLimit));
+    parser.body_limit(kAdminBodyLimit);
+    unsigned version = 11;
+
+    stream_.expires_after(kIdleTimeout);
+    auto [ec, n] = co_await http::async_read_header(stream_, buffer, parser, kAwait);
+    std::optional<Reply> failed;
+    if (!ec) {
+      version = parser.get().version();
+      const auto length = parser.content_length();
+      if (length && *length > kAdminBodyLimit) {
+        ec = http::error::body_limit;  // refuse before reading what was announced
+      } else if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> cont{http::status::continue_, version};
+        std::tie(ec, n) = co_await http::async_write(stream_, cont, kAwait);
+      }
+      if (!ec) std::tie(ec, n) = co_await http::async_read(stream_, buffer, parser, kAwait);
+    }
+    if (ec) {
+      failed = read_failure_reply(ec);
+      if (!failed) break;
+    }
+
+    busy_ = true;
+    bool keep_alive = false;
+    Reply reply;
+    if (failed) {
+      reply = std::move(*failed);
+    } else {
+      auto& req = parser.get();
+      const std::string_view target(req.target().data(), req.target().size());
+      const auto question = target.find('?');
+      AdminRequest request;
+      request.method = req.method();
+      request.path = target.substr(0, question);
+      if (question != std::string_view::npos) request.query = target.substr(question + 1);
+      request.body = req.body();
+      reply = dispatch(*service_, request);
+      keep_alive = req.keep_alive();
+    }
+    service_->count_reply(reply.status);
+    keep_alive = keep_alive && !closing_;
+    auto res = to_response(std::move(reply), version, keep_alive);
+    stream_.expires_after(kWriteTimeout);
+    std::tie(ec, n) = co_await http::async_write(stream_, res, kAwait);
+    busy_ = false;
+    if (ec) break;
+    if (failed) {
+      co_await linger();
+      co_return;
+    }
+    if (!keep_alive) break;
+  }
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.socket().close(ignored);
+}
+
+asio::awaitable<void> AdminSession::linger() {
+  // Closing with unread request bytes makes the kernel send a reset, which can destroy the
+  // error reply before the client reads it; so read and drop what is still coming, briefly
+  // (nginx's lingering_close).
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  std::array<char, 16384> sink;
+  std::size_t drained = 0;
+  stream_.expires_after(kLingerTimeout);
+  while (drained < kLingerBytes) {
+    auto [ec, n] = co_await stream_.async_read_some(asio::buffer(sink), kAwait);
+    if (ec) break;
+    drained += n;
+  }
+  stream_.socket().close(ignored);
+}
+
+}  // namespace sluice::server

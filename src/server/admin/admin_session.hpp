@@ -1,0 +1,38 @@
+// One admin HTTP/1.1 connection: reads requests (keep-alive), hands each to the router and
+// writes the reply. Bodies are capped (413), header blocks too (431); a malformed request gets
+// 400 and the connection is closed, since its framing can no longer be trusted.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <memory>
+
+namespace sluice::server {
+
+class AdminService;
+
+inline constexpr std::size_t kAdminBodyLimit = 1u << 20;  // a config of ~10k rules
+inline constexpr std::size_t kAdminHeaderLimit = 16u << 10;
+
+class AdminSession : public std::enable_shared_from_this<AdminSession> {
+ public:
+  // `socket` must be bound to a strand: the session's steps and close() run on it.
+  AdminSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service);
+
+  void start();
+
+  // Closes the connection once the reply in progress, if any, is written. Thread-safe.
+  void close();
+
+ private:
+  boost::asio::awaitable<void> run();
+  boost::asio::awaitable<void> linger();
+
+  boost::beast::tcp_stream stream_;
+  std::shared_ptr<AdminService> service_;
+  bool busy_ = false;     // a request is being answered
+  bool closing_ = false;  // close() was called
+};
+
+}  // namespace sluice::server

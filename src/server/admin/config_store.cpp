@@ -1,0 +1,132 @@
+// ConfigStore (config_store.hpp): reload, poll and API changes under one lock.
+#include "config_store.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "atomic_file.hpp"
+#include "sluice/core/clock.hpp"
+
+namespace sluice::server {
+namespace {
+
+void log_line(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+std::vector<std::string> formatted(const std::vector<rules::ConfigError>& errors) {
+  std::vector<std::string> out;
+  out.reserve(errors.size());
+  for (const auto& e : errors) out.push_back(e.format());
+  return out;
+}
+
+}  // namespace
+
+rules::RuleSet ConfigStore::for_file(const rules::RuleSet& next) const {
+  // Listener addresses may come from `sluice serve` flags, which override the file for this
+  // run only: the file keeps its own. (They take effect at start-up, not on reload.)
+  rules::RuleSet out = next;
+  const rules::Loaded on_disk = rules::load_config_file(path_);
+  if (on_disk.rules) {
+    out.listen = on_disk.rules->listen;
+    out.admin = on_disk.rules->admin;
+    out.workers = on_disk.rules->workers;
+  }
+  return out;
+}
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return FileStamp{
+      true, st.st_dev, st.st_ino, st.st_size,
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * core::kNanosPerSecond + st.st_mtim.tv_nsec};
+}
+
+ConfigStore::ConfigStore(rules::Engine& engine, std::string path)
+    : engine_(engine),
+      path_(std::move(path)),
+      file_name_(path_.empty() ? std::string("admin") : path_),
+      seen_(path_.empty() ? FileStamp{} : stamp_of(path_)) {}
+
+std::vector<std::string> ConfigStore::reload() {
+  if (path_.empty()) return {};
+  std::lock_guard lock(mutex_);
+  return reload_locked();
+}
+
+void ConfigStore::poll() {
+  if (path_.empty()) return;
+  std::lock_guard lock(mutex_);
+  if (stamp_of(path_) == seen_) return;
+  reload_locked();
+}
+
+std::vector<std::string> ConfigStore::reload_locked() {
+  // Stamp before reading: a write racing with the read shows up as a change at the next poll.
+  seen_ = stamp_of(path_);
+  rules::Loaded loaded = rules::load_config_file(path_);
+  std::vector<std::string> errors = formatted(loaded.errors);
+  if (errors.empty() && loaded.rules) {
+    errors = engine_.apply(std::move(*loaded.rules), core::SteadyClock::read());
+  } else if (errors.empty()) {
+    errors.push_back(path_ + ": cannot be loaded");
+  }
+  if (!errors.empty()) {
+    reloads_error_.fetch_add(1, std::memory_order_relaxed);
+    log_line("sluice: config reload refused, the rules in force keep serving (" +
+             std::to_string(errors.size()) + (errors.size() == 1 ? " error):" : " errors):"));
+    for (const auto& e : errors) log_line(e);
+    return errors;
+  }
+  reloads_ok_.fetch_add(1, std::memory_order_relaxed);
+  log_line("sluice: config reloaded from " + path_ + " (version " +
+           std::to_string(engine_.snapshot()->version) + ")");
+  return {};
+}
+
+ChangeOutcome ConfigStore::change(const std::function<bool(rules::RuleSet&)>& edit) {
+  std::lock_guard lock(mutex_);
+  ChangeOutcome out;
+  const auto before = engine_.snapshot();
+  rules::RuleSet next = before->rules;
+  if (!edit(next)) return out;
+
+  const bool write_back = !path_.empty() && next.write_back;
+  if (write_back && stamp_of(path_) != seen_) {
+    out.kind = ChangeOutcome::Kind::kFileChanged;
+    out.problem = path_ +
+                  " changed on disk since sluice read it; it is reloaded within a "
+                  "second (or on SIGHUP): retry then";
+    return out;
+  }
+  out.errors = rules::validate(next, file_name_);
+  std::string yaml;
+  if (out.errors.empty() && write_back) yaml = rules::to_yaml(for_file(next));
+  if (out.errors.empty()) {
+    for (auto& message : engine_.apply(std::move(next), core::SteadyClock::read())) {
+      out.errors.push_back(rules::ConfigError{file_name_, 0, std::move(message)});
+    }
+  }
+  if (!out.errors.empty()) {
+    out.kind = ChangeOutcome::Kind::kInvalid;
+    return out;
+  }
+  if (write_back) {
+    auto written = write_file_atomically(path_, yaml);
+    if (!written) {
+      // All or nothing: the engine goes back to the rules the file still holds.
+      engine_.apply(before->rules, core::SteadyClock::read());
+      out.kind = ChangeOutcome::Kind::kWriteFailed;
+      out.problem = "not applied: " + written.error();
+      log_line("sluice: admin change not applied: " + written.error());
+      return out;
+    }
+    seen_ = stamp_of(path_);
+  }
+  out.kind = ChangeOutcome::Kind::kApplied;
+  return out;
+}
+
+}  // namespace sluice::server

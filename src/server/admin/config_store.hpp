@@ -1,0 +1,84 @@
+// The rules in force and the config file behind them, kept in step: reloads read the file into
+// the engine, admin API changes go into the engine and back to the file. One lock orders them,
+// so a PUT never overwrites a reload it did not see, nor a reload a PUT.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sluice/rules/config_loader.hpp"
+#include "sluice/rules/engine.hpp"
+
+namespace sluice::server {
+
+// What identifies one version of a file on disk; a change of any part means "read it again".
+struct FileStamp {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+FileStamp stamp_of(const std::string& path);
+
+struct ChangeOutcome {
+  enum class Kind {
+    kApplied,      // in force, and written back if the config says so
+    kUnchanged,    // the edit declined (nothing to do)
+    kInvalid,      // refused by validation: `errors`
+    kFileChanged,  // the file changed on disk since it was read: nothing applied
+    kWriteFailed,  // the file could not be written: nothing applied (rolled back)
+  };
+  Kind kind = Kind::kUnchanged;
+  std::vector<rules::ConfigError> errors;  // kInvalid
+  std::string problem;                     // kFileChanged, kWriteFailed
+};
+
+class ConfigStore {
+ public:
+  // `path` "" = no file: reload() and poll() do nothing, changes are not written back.
+  ConfigStore(rules::Engine& engine, std::string path);
+
+  rules::Engine& engine() const { return engine_; }
+  const std::string& path() const { return path_; }
+  // The file name errors are reported against ("admin" without a file).
+  const std::string& file_name() const { return file_name_; }
+
+  // Reads the file and applies it. Errors (`file:line: problem`) are returned and written to
+  // stderr, and the rules in force stay; success is logged on one line.
+  std::vector<std::string> reload();
+
+  // Reloads when the file is not the one last read or written. Called once a second.
+  void poll();
+
+  // Runs `edit` on a copy of the rules in force, under the lock. When it returns true, the copy
+  // is validated in full, applied, and written back to the file (atomically) if there is one
+  // and `write_back` is on. A failed write rolls the engine back.
+  ChangeOutcome change(const std::function<bool(rules::RuleSet&)>& edit);
+
+  std::uint64_t reloads_ok() const { return reloads_ok_.load(std::memory_order_relaxed); }
+  std::uint64_t reloads_error() const { return reloads_error_.load(std::memory_order_relaxed); }
+
+ private:
+  std::vector<std::string> reload_locked();
+  // `next` as the file should hold it.
+  rules::RuleSet for_file(const rules::RuleSet& next) const;
+
+  rules::Engine& engine_;
+  const std::string path_;
+  const std::string file_name_;
+  std::mutex mutex_;
+  FileStamp seen_;  // the file as last read or written (guarded by mutex_)
+  std::atomic<std::uint64_t> reloads_ok_{0};
+  std::atomic<std::uint64_t> reloads_error_{0};
+};
+
+}  // namespace sluice::server

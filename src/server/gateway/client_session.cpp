@@ -1,0 +1,538 @@
+// ClientSession (client_session.hpp).
+#include "client_session.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <span>
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <fmt/format.h>
+
+#include "http_io.hpp"
+#include "sluice/core/clock.hpp"
+#include "worker.hpp"
+
+namespace sluice::server::gateway {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t kLingerBytes = 1u << 20;
+constexpr auto kLingerTime = std::chrono::seconds(1);
+
+std::chrono::nanoseconds ns(core::Nanos n) { return std::chrono::nanoseconds(n); }
+
+std::string peer_text(const Socket& s) {
+  error_code ec;
+  const auto ep = s.remote_endpoint(ec);
+  if (ec) return "-";
+  auto a = ep.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
+  return a.to_string();
+}
+
+bool expects_continue(const http::request_header<Fields>& req) {
+  const auto it = req.find(http::field::expect);
+  return it != req.end() && beast::iequals(it->value(), "100-continue");
+}
+
+bool is_parse_error(const error_code& ec) { 
+  return ec.category() == make_error_code(http::error::bad_target).category();
+}
+
+// The status for a request head that could not be read; 0: close without a word (the client
+// left, or the shutdown closed an idle connection).
+template <class Parser>
+int head_error_status(const error_code& ec, const Parser& parser) {
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    // The parser consumes the request line once it has it: no method yet means the line
+    // alone was too long, and only the target can make it so.
+    return parser.get().method_string().empty() ? 414 : 431;
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return 0;
+  return is_parse_error(ec) ? 400 : 0;
+}
+
+std::string_view reason_body(int status) {
+  switch (status) {
+    case 400: return "Bad Request\n";
+    case 404: return "Not Found\n";
+    case 414: return "URI Too Long\n";
+    case 431: return "Request Header Fields Too Large\n";
+    case 502: return "Bad Gateway\n";
+    case 504: return "Gateway Timeout\n";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+ClientSession::ClientSession(Worker& worker, Socket socket)
+    : worker_(worker),
+      client_(std::move(socket)),
+      client_watch_(client_.get_executor(),
+                    [this] {
+                      error_code ignored;
+                      client_.close(ignored);
+                    }),
+      upstream_watch_(client_.get_executor(), [this] {
+        upstream_timed_out_ = true;
+        error_code ignored;
+        if (upstream_io_ != nullptr) upstream_io_->close(ignored);
+      }) {
+  error_code ignored;
+  client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
+  peer_ = peer_text(client_);
+  forwarded_node_ = forwarded_node(peer_);
+  timeouts_ = worker_.engine().snapshot()->rules.timeouts;
+  worker_.add(this);
+  worker_.stats().open_connections.add(1);
+}
+
+ClientSession::~ClientSession() {
+  worker_.remove(this);
+  worker_.stats().open_connections.add(-1);
+}
+
+void ClientSession::close_if_idle() {
+  if (!idle_) return;
+  error_code ignored;
+  client_.cancel(ignored);
+}
+
+Awaitable<void> ClientSession::run() {
+  client_watch_.set_owner(weak_from_this());
+  upstream_watch_.set_owner(weak_from_this());
+  try {
+    while (co_await serve_one() == Next::kKeepAlive && !worker_.draining()) {
+    }
+    if (linger_ && client_.is_open()) co_await linger_close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice: gateway connection from %s: %s\n", peer_.c_str(), e.what());
+  }
+  client_watch_.stop();
+  upstream_watch_.stop();
+  error_code ignored;
+  client_.shutdown(Socket::shutdown_both, ignored);
+  client_.close(ignored);
+}
+
+Awaitable<ClientSession::Next> ClientSession::serve_one() {
+  parser_.reset();
+  request_arena_.reset();
+  RequestParser& p = parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                                     std::make_tuple(ArenaAllocator<char>(request_arena_)));
+  p.header_limit(kMaxHeaderBytes);
+  p.body_limit(boost::none);  // bodies are streamed, never held whole
+  exchange_ = {};
+  idle_ = client_buffer_.size() == 0;
+  client_watch_.expires_after(ns(first_ ? timeouts_.header : timeouts_.idle));
+  first_ = false;
+  const error_code ec = co_await read_head(client_, client_buffer_, p);
+  idle_ = false;
+  client_watch_.disarm();
+  if (ec) co_return co_await refuse_head(head_error_status(ec, p));
+
+  auto& req = p.get();
+  const std::string_view target = req.target();
+  if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
+
+  // The one clock read of this request: every limit decides at this instant.
+  const core::Nanos now = core::SteadyClock::read();
+  headers_.clear();
+  for (const auto& f : req) headers_.push_back({f.name_string(), f.value()});
+  rules::RequestView view;
+  view.method = req.method_string();
+  if (const auto host = req.find(http::field::host); host != req.end()) view.host = host->value();
+  const auto q = target.find('?');
+  view.path = target.substr(0, q);
+  if (q != std::string_view::npos) view.query = target.substr(q + 1);
+  view.peer = peer_;
+  view.headers = headers_;
+
+  rules::Verdict verdict = worker_.engine().decide(view, now);
+  const rules::RuleSet& rules = verdict.snapshot->rules;
+  timeouts_ = rules.timeouts;
+  const bool keep_alive = p.keep_alive() && !worker_.draining();
+  Next next = Next::kClose;
+  switch (verdict.kind) {
+    case rules::Verdict::Kind::kForward:
+      exchange_.decision = "forward";
+      if (verdict.delay > 0) {
+        // Held on a timer, never on the thread: the loop serves others meanwhile.
+        exchange_.decision = "delay";
+        Timer hold(client_.get_executor(), ns(verdict.delay));
+        co_await hold.async_wait(kNoThrow);
+      }
+      next = co_await forward(verdict, keep_alive);
+      break;
+    case rules::Verdict::Kind::kRespond:
+      exchange_.decision = "respond";
+      next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
+      break;
+    case rules::Verdict::Kind::kReject:
+      exchange_.decision = "reject";
+      next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
+      break;
+    case rules::Verdict::Kind::kNoRoute: {
+      exchange_.decision = "noroute";
+      const int status = verdict.status != 0 ? verdict.status : 404;
+      const std::string_view body = verdict.body.empty() ? reason_body(status) : verdict.body;
+      next = co_await respond_local(status, body, verdict.headers, keep_alive);
+      break;
+    }
+  }
+  if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
+  worker_.stats().response(exchange_.status);
+  log(exchange_, verdict.client, rules.access_log);
+  // `verdict` (its leases, its snapshot) lives until here: the response is written.
+  co_return next;
+}
+
+Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
+  if (status == 0) co_return Next::kClose;
+  const std::string_view body = reason_body(status);
+  head_.clear();
+  append_local_response_head(head_, status, body.size(), {}, false, 11);
+  head_ += body;
+  exchange_.status = status;
+  exchange_.bytes = body.size();
+  exchange_.decision = "error";
+  worker_.stats().response(status);
+  const auto snapshot = worker_.engine().snapshot();
+  log(exchange_, peer_, snapshot->rules.access_log);
+  client_watch_.expires_after(ns(timeouts_.idle));
+  co_await write_all(client_, head_);
+  client_watch_.disarm();
+  linger_ = true;  // the rest of what it sent is unread
+  co_return Next::kClose;
+}
+
+Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::string_view body,
+                                                                 ExtraFields extra,
+                                                                 bool keep_alive) {
+  RequestParser& p = *parser_;
+  if (!p.is_done()) {
+    // A body this answer does not need: skip a small one to keep the connection, else close.
+    const auto length = p.content_length();
+    if (keep_alive && !expects_continue(p.get()) && length && *length <= kDrainBytes) {
+      keep_alive = co_await drain_request_body();
+    } else {
+      keep_alive = false;
+      linger_ = true;
+    }
+  }
+  const bool head_request = p.get().method() == http::verb::head;
+  head_.clear();
+  append_local_response_head(head_, status, body.size(), extra, keep_alive, p.get().version());
+  if (!head_request) head_ += body;
+  exchange_.status = status;
+  exchange_.bytes = head_request ? 0 : body.size();
+  client_watch_.expires_after(ns(timeouts_.idle));
+  const error_code ec = co_await write_all(client_, head_);
+  client_watch_.disarm();
+  if (ec) co_return Next::kClose;
+  co_return keep_alive ? Next::kKeepAlive : Next::kClose;
+}
+
+Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code& ec) {
+  // A malformed body (bad chunk) deserves a 400; a client that left gets nothing.
+  if (is_parse_error(ec) && client_.is_open()) {
+      const std::string_view body = reason_body(400);
+    head_.clear();
+    append_local_response_head(head_, 400, body.size(), {}, false, 11);
+    head_ += body;
+    exchange_.status = 400;
+    exchange_.bytes = body.size();
+    client_watch_.expires_after(ns(timeouts_.idle));
+    co_await write_all(client_, head_);
+    client_watch_.disarm();
+    linger_ = true;
+  }
+  co_return Next::kClose;
+}
+
+Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, bool keep_alive) {
+  RequestParser& p = *parser_;
+  const auto& req = p.get();
+  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  UpstreamPool& pool = worker_.pool();
+  UpstreamState& up = pool.state(*verdict.route->upstream, verdict.snapshot->version);
+  const ExtraFields extra(verdict.headers);
+  const bool head_request = req.method() == http::verb::head;
+
+  Framing request_framing = Framing::kNone;
+  std::uint64_t request_length = 0;
+  if (p.chunked()) {
+    request_framing = Framing::kChunked;
+  } else if (const auto length = p.content_length()) {
+    request_framing = Framing::kLength;
+    request_length = *length;
+  }
+  const bool chunked_up = request_framing == Framing::kChunked;
+
+  if (!p.is_done() && expects_continue(req)) {
+    client_watch_.expires_after(ns(timeouts_.idle));
+    const error_code ec = co_await write_all(client_, "HTTP/1.1 100 Continue\r\n\r\n");
+    client_watch_.disarm();
+    if (ec) co_return Next::kClose;
+  }
+  // The first piece of the body goes out with the head, in one write.
+  std::size_t first = 0;
+  if (!p.is_done()) {
+    auto [ec, got] = co_await read_request_piece();
+    if (ec) co_return co_await client_body_error(ec);
+    first = got;
+  }
+  // Still in hand whole: it can be sent again on another connection.
+  const bool whole = p.is_done();
+
+  const core::Nanos start = core::SteadyClock::read();
+  std::uint64_t tried = 0;
+  std::shared_ptr<ServerState> server;
+  std::unique_ptr<UpstreamConnection> conn;
+  std::optional<ResponseParser> rp;
+  bool may_reuse = true;
+  int failure = 502;
+  std::size_t got = 0;
+  for (;;) {
+    if (!server) {
+      server = pool.pick(up, start, tried);
+      if (!server) co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
+      may_reuse = true;
+    }
+    // A whole request survives a pooled connection the server has closed meanwhile (it is
+    // sent again on a fresh one), so only a streamed body needs the connection checked first.
+    conn = may_reuse ? pool.take_idle(*server, /*check=*/!whole) : nullptr;
+    if (!conn) {
+      conn = co_await connect(*server);
+      if (!conn) {
+        // Nothing was sent: another server may take it.
+        failure = upstream_timed_out_ ? 504 : 502;
+        pool.failed(up, *server, core::SteadyClock::read());
+        server.reset();
+        continue;
+      }
+    }
+    upstream_io_ = &conn->socket;
+    upstream_timed_out_ = false;
+    head_.clear();
+    append_upstream_request_head(head_, req, peer_, forwarded_node_, request_framing,
+                                 request_length, server->authority);
+    upstream_watch_.expires_after(ns(timeouts_.upstream));
+    error_code ec = co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);
+    while (!ec && !p.is_done()) {
+      auto [read_ec, n] = co_await read_request_piece();
+      if (read_ec) {
+        upstream_watch_.disarm();
+        upstream_io_ = nullptr;
+        co_return co_await client_body_error(read_ec);
+      }
+      upstream_watch_.expires_after(ns(timeouts_.upstream));
+      ec = co_await write_piece(conn->socket, {}, n, chunked_up, p.is_done() && chunked_up);
+    }
+    if (!ec) {
+      new_response_parser(rp, head_request);
+      upstream_watch_.expires_after(ns(timeouts_.upstream));
+      ec = co_await read_head(conn->socket, conn->buffer, *rp);
+      // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
+      while (!ec && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
+        new_response_parser(rp, head_request);
+        ec = co_await read_head(conn->socket, conn->buffer, *rp);
+      }
+      if (!ec) std::tie(ec, got) = co_await read_response_piece(*conn, *rp);
+    }
+    if (!ec) break;
+
+    // Failed before any of the response reached the client.
+    const bool timed_out = upstream_timed_out_;
+    const bool stale = conn->reused && !timed_out && whole && !(rp && rp->got_some());
+    upstream_watch_.disarm();
+    upstream_io_ = nullptr;
+    conn.reset();
+    rp.reset();
+    if (stale) {
+      // A pooled connection the server had closed: not the server's fault, try a fresh one.
+      may_reuse = false;
+      continue;
+    }
+    pool.failed(up, *server, core::SteadyClock::read());
+    co_return co_await respond_local(timed_out ? 504 : 502, reason_body(timed_out ? 504 : 502),
+                                     extra, keep_alive);
+  }
+
+  // Relay the response: head and first piece in one write, then piece by piece.
+  const auto& res = rp->get();
+  const int status = res.result_int();
+  const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
+  Framing framing = Framing::kNone;
+  std::uint64_t length = 0;
+  if (has_body) {
+    if (const auto cl = rp->content_length()) {
+      framing = Framing::kLength;
+      length = *cl;
+    } else if (req.version() >= 11) {
+      framing = Framing::kChunked;
+    } else {
+      framing = Framing::kClose;
+    }
+  }
+  if (framing == Framing::kClose) keep_alive = false;
+  const bool chunked_down = framing == Framing::kChunked;
+  head_.clear();
+  append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
+  exchange_.status = status;
+  bool done = rp->is_done();
+  client_watch_.expires_after(ns(timeouts_.idle));
+  error_code ec = co_await write_piece(client_, head_, got, chunked_down, done && chunked_down);
+  exchange_.bytes += got;
+  bool upstream_broken = false;
+  while (!ec && !done) {
+    upstream_watch_.expires_after(ns(timeouts_.upstream));
+    auto [read_ec, n] = co_await read_response_piece(*conn, *rp);
+    if (read_ec) {
+      upstream_broken = true;
+      break;
+    }
+    done = rp->is_done();
+    client_watch_.expires_after(ns(timeouts_.idle));
+    ec = co_await write_piece(client_, {}, n, chunked_down, done && chunked_down);
+    exchange_.bytes += n;
+  }
+  client_watch_.disarm();
+  upstream_watch_.disarm();
+  upstream_io_ = nullptr;
+  const core::Nanos end = core::SteadyClock::read();
+  exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
+  if (upstream_broken) {
+    // Cut off mid-body: the client sees a truncated response and a closed connection.
+    pool.failed(up, *server, end);
+    co_return Next::kClose;
+  }
+  up.stats->observe(end - start);
+  pool.succeeded(*server);
+  if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
+  if (rp->keep_alive() && conn->buffer.size() == 0) {
+    conn->reused = false;
+    pool.put_idle(*server, std::move(conn));
+  }
+  co_return keep_alive ? Next::kKeepAlive : Next::kClose;
+}
+
+Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerState& server) {
+  upstream_timed_out_ = false;
+  if (!server.address) {
+    error_code ec;
+    const auto address = asio::ip::make_address(server.endpoint.host, ec);
+    if (!ec) {
+      server.address.emplace(address, server.endpoint.port);
+    } else {
+      Resolver resolver(client_.get_executor());
+      auto [resolve_ec, results] = co_await resolver.async_resolve(
+          server.endpoint.host, std::to_string(server.endpoint.port), kNoThrow);
+      if (resolve_ec || results.empty()) co_return nullptr;
+      server.address = results.begin()->endpoint();
+    }
+  }
+  auto conn = std::make_unique<UpstreamConnection>(client_.get_executor());
+  upstream_io_ = &conn->socket;
+  upstream_watch_.expires_after(ns(timeouts_.connect));
+  auto [ec] = co_await conn->socket.async_connect(*server.address, kNoThrow);
+  upstream_watch_.disarm();
+  upstream_io_ = nullptr;
+  if (ec) co_return nullptr;
+  error_code ignored;
+  conn->socket.set_option(tcp::no_delay(true), ignored);
+  conn->socket.non_blocking(true, ignored);
+  co_return conn;
+}
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece() {
+  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  client_watch_.expires_after(ns(timeouts_.idle));
+  auto result = co_await read_body_piece(client_, client_buffer_, *parser_, body_.get(), kPieceBytes);
+  client_watch_.disarm();
+  co_return result;
+}
+
+void ClientSession::new_response_parser(std::optional<ResponseParser>& rp, bool head_request) {
+  rp.reset();
+  response_arena_.reset();
+  rp.emplace(std::piecewise_construct, std::make_tuple(),
+             std::make_tuple(ArenaAllocator<char>(response_arena_)));
+  rp->header_limit(kMaxHeaderBytes);
+  rp->body_limit(boost::none);
+  if (head_request) rp->skip(true);
+}
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece(
+    UpstreamConnection& conn, ResponseParser& parser) {
+  co_return co_await read_body_piece(conn.socket, conn.buffer, parser, body_.get(), kPieceBytes);
+}
+
+Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
+                                                       std::size_t n, bool chunked, bool last) {
+  static constexpr std::string_view kCrlf = "\r\n";
+  static constexpr std::string_view kLastChunk = "0\r\n\r\n";
+  std::array<asio::const_buffer, 5> buffers;
+  std::size_t k = 0;
+  char size_line[24];
+  if (!head.empty()) buffers[k++] = asio::buffer(head);
+  if (n > 0) {
+    if (chunked) {
+      const auto end = fmt::format_to(size_line, "{:x}\r\n", n);
+      buffers[k++] = asio::buffer(size_line, static_cast<std::size_t>(end - size_line));
+    }
+    buffers[k++] = asio::buffer(body_.get(), n);
+    if (chunked) buffers[k++] = asio::buffer(kCrlf);
+  }
+  if (last) buffers[k++] = asio::buffer(kLastChunk);
+  if (k == 0) co_return error_code{};
+  co_return co_await write_all(socket, std::span<const asio::const_buffer>(buffers.data(), k));
+}
+
+Awaitable<bool> ClientSession::drain_request_body() {
+  while (!parser_->is_done()) {
+    auto [ec, n] = co_await read_request_piece();
+    if (ec) co_return false;
+  }
+  co_return true;
+}
+
+Awaitable<void> ClientSession::linger_close() {
+  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  error_code ignored;
+  client_.shutdown(Socket::shutdown_send, ignored);
+  client_watch_.expires_after(kLingerTime);
+  for (std::size_t total = 0; total < kLingerBytes;) {
+    auto [ec, n] = co_await client_.async_read_some(asio::buffer(body_.get(), kPieceBytes), kNoThrow);
+    if (ec) break;
+    total += n;
+  }
+  client_watch_.disarm();
+}
+
+void ClientSession::log(const Exchange& x, std::string_view client, std::string_view destination) {
+  if (destination.empty()) return;
+  AccessRecord r;
+  r.client = client;
+  if (parser_ && parser_->is_header_done()) {
+    r.method = parser_->get().method_string();
+    r.target = parser_->get().target();
+  }
+  r.status = x.status;
+  r.bytes = x.bytes;
+  r.upstream_ms = x.upstream_ms;
+  r.decision = x.decision;
+  worker_.access_log().write(destination, r);
+}
+
+}  // namespace sluice::server::gateway

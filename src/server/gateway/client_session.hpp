@@ -1,0 +1,115 @@
+// One client connection to the gateway: reads requests (keep-alive), asks the engine about each
+// and acts on the Verdict: forward (after its delay) to an upstream server with the body
+// streamed both ways, or answer locally (reject, respond, no route). Malformed heads get 400,
+// an oversized head 431, a long target 414, and the connection is closed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include "loop_types.hpp"
+#include "proxy_head.hpp"
+#include "sluice/rules/engine.hpp"
+#include "upstream_pool.hpp"
+#include "watchdog.hpp"
+
+namespace sluice::server::gateway {
+
+class Worker;
+
+// Limits on what a client may send before the gateway gives up on the request.
+inline constexpr std::size_t kMaxHeaderBytes = 32u << 10;   // request line and fields: 431
+inline constexpr std::size_t kMaxTargetBytes = 8u << 10;    // the request target: 414
+inline constexpr std::size_t kPieceBytes = 16u << 10;       // one body read, either direction
+inline constexpr std::uint64_t kDrainBytes = 64u << 10;     // unread body skipped to keep alive
+
+class ClientSession : public std::enable_shared_from_this<ClientSession> {
+ public:
+  ClientSession(Worker& worker, Socket socket);
+  ~ClientSession();
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+
+  Awaitable<void> run();
+
+  // Shutdown: closes the connection if it waits for a request; otherwise the request in
+  // progress is answered first (run() sees Worker::draining() after it).
+  void close_if_idle();
+
+ private:
+  enum class Next { kKeepAlive, kClose };
+  using RequestParser =
+      boost::beast::http::request_parser<boost::beast::http::buffer_body, ArenaAllocator<char>>;
+  using ResponseParser =
+      boost::beast::http::response_parser<boost::beast::http::buffer_body, ArenaAllocator<char>>;
+
+  // What the access log line and the counters say about the request being served.
+  struct Exchange {
+    int status = 0;
+    std::uint64_t bytes = 0;
+    double upstream_ms = -1;
+    std::string_view decision;
+  };
+
+  Awaitable<Next> serve_one();
+  // Answers a request head that cannot be served (400, 414, 431) and closes; 0: just close.
+  Awaitable<Next> refuse_head(int status);
+  Awaitable<Next> client_body_error(const boost::system::error_code& ec);
+  Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
+                                             bool keep_alive);
+  Awaitable<Next> forward(rules::Verdict& verdict, bool keep_alive);
+  Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
+
+  // Reads the next piece of the request body into body_ (with the client's deadline).
+  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_request_piece();
+  // Reads the response head (if not yet read) and the next piece of its body into body_.
+  // A fresh response parser in `rp`, its fields in response_arena_.
+  void new_response_parser(std::optional<ResponseParser>& rp, bool head_request);
+  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_response_piece(
+      UpstreamConnection& conn, ResponseParser& parser);
+  // One write: `head`, then `n` bytes of body_ (as one chunk when `chunked`), then the last
+  // chunk when `last`.
+  Awaitable<boost::system::error_code> write_piece(
+      Socket& socket, std::string_view head, std::size_t n, bool chunked,
+      bool last);
+  // Skips a small unread request body so that the connection can carry the next request.
+  Awaitable<bool> drain_request_body();
+  // Half-closes, then reads what the client still sends (briefly) so that it gets the reply
+  // rather than a reset.
+  Awaitable<void> linger_close();
+
+  void log(const Exchange& x, std::string_view client, std::string_view destination);
+
+  Worker& worker_;
+  Socket client_;
+  boost::beast::flat_buffer client_buffer_{kMaxHeaderBytes * 2};
+  // The request's fields live in request_arena_, the response's in response_arena_: each is
+  // reset when its parser is replaced.
+  Arena request_arena_;
+  Arena response_arena_;
+  std::optional<RequestParser> parser_;
+  std::string peer_;            // the socket peer's address
+  std::string forwarded_node_;  // for=<peer>, RFC 7239
+  std::vector<rules::Header> headers_;
+  std::string head_;
+  std::unique_ptr<char[]> body_;
+  Watchdog client_watch_;
+  Watchdog upstream_watch_;
+  Socket* upstream_io_ = nullptr;  // what upstream_watch_ closes
+  bool upstream_timed_out_ = false;
+  bool idle_ = false;   // waiting for a request with nothing of it read
+  bool first_ = true;   // no request served yet: the header timeout, not the idle one
+  bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
+  rules::Timeouts timeouts_;
+  Exchange exchange_;
+};
+
+}  // namespace sluice::server::gateway

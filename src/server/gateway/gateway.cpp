@@ -1,0 +1,115 @@
+// Gateway (sluice/server/gateway.hpp): the worker loops and what they share.
+#include "sluice/server/gateway.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "access_log.hpp"
+#include "sluice/rules/config_loader.hpp"
+#include "worker.hpp"
+
+namespace sluice::server {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+struct Gateway::Impl {
+  explicit Impl(rules::Engine& e) : engine(e) {}
+  rules::Engine& engine;
+  gateway::AccessLog log;
+  std::vector<std::unique_ptr<gateway::Worker>> workers;
+  std::mutex mu;
+  bool stopped = false;
+};
+
+namespace {
+
+// The addresses to bind for an endpoint: "" is every address (IPv6 and IPv4 when the host has
+// IPv6, else IPv4); a name is resolved once, at start-up.
+std::vector<tcp::endpoint> bind_addresses(const rules::Endpoint& listen) {
+  if (listen.host.empty()) {
+    return {tcp::endpoint(tcp::v6(), listen.port), tcp::endpoint(tcp::v4(), listen.port)};
+  }
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(listen.host, ec);
+  if (!ec) return {tcp::endpoint(address, listen.port)};
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  std::vector<tcp::endpoint> out;
+  for (const auto& r : resolver.resolve(listen.host, std::to_string(listen.port), ec)) {
+    out.push_back(r.endpoint());
+  }
+  if (ec || out.empty()) {
+    throw std::runtime_error("cannot listen on " + rules::format_endpoint(listen) + ": " +
+                             (ec ? ec.message() : "no address"));
+  }
+  return out;
+}
+
+}  // namespace
+
+Gateway::Gateway(rules::Engine& engine, GatewayOptions options)
+    : impl_(std::make_unique<Impl>(engine)) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t n = options.workers > 0 ? static_cast<std::size_t>(options.workers) : hw;
+  std::string last_error = "no address";
+  for (tcp::endpoint address : bind_addresses(options.listen)) {
+    try {
+      impl_->workers.push_back(std::make_unique<gateway::Worker>(engine, impl_->log, address));
+      // Port 0 picked a port: every other loop binds that one.
+      address.port(impl_->workers.front()->local_endpoint().port());
+      while (impl_->workers.size() < n) {
+        impl_->workers.push_back(std::make_unique<gateway::Worker>(engine, impl_->log, address));
+      }
+      return;
+    } catch (const boost::system::system_error& e) {
+      impl_->workers.clear();
+      last_error = e.code().message();
+    }
+  }
+  throw std::runtime_error("cannot listen on " + rules::format_endpoint(options.listen) + ": " +
+                           last_error);
+}
+
+Gateway::~Gateway() { stop(); }
+
+void Gateway::start() {
+  for (auto& w : impl_->workers) w->start();
+}
+
+rules::Endpoint Gateway::local_endpoint() const {
+  const tcp::endpoint ep = impl_->workers.front()->local_endpoint();
+  return rules::Endpoint{ep.address().to_string(), ep.port()};
+}
+
+void Gateway::shutdown() {
+  for (auto& w : impl_->workers) w->shutdown();
+}
+
+std::size_t Gateway::open_connections() const {
+  std::size_t n = 0;
+  for (const auto& w : impl_->workers) n += w->stats().open_connections.get();
+  return n;
+}
+
+void Gateway::stop() {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  for (auto& w : impl_->workers) w->stop();
+}
+
+void Gateway::write_metrics(std::string& out) const {
+  std::vector<const gateway::LoopStats*> loops;
+  loops.reserve(impl_->workers.size());
+  for (const auto& w : impl_->workers) loops.push_back(&w->stats());
+  gateway::write_gateway_metrics(out, loops);
+}
+
+}  // namespace sluice::server

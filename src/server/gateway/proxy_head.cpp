@@ -1,0 +1,184 @@
+// Proxy heads (proxy_head.hpp).
+#include "proxy_head.hpp"
+
+#include <array>
+
+#include <boost/beast/core/string.hpp>
+#include <fmt/format.h>
+
+namespace sluice::server::gateway {
+
+namespace {
+
+bool is_hop_by_hop(http::field f) {
+  switch (f) {
+    case http::field::connection:
+    case http::field::keep_alive:
+    case http::field::proxy_connection:
+    case http::field::te:
+    case http::field::trailer:
+    case http::field::transfer_encoding:
+    case http::field::upgrade:
+    case http::field::content_length:  // each hop states its own framing
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The field names a Connection header lists (besides close/keep-alive): hop-by-hop as well.
+struct ConnectionTokens {
+  std::array<std::string_view, 8> names;
+  std::size_t n = 0;
+  bool overflow = false;
+
+  explicit ConnectionTokens(const Fields& fields) {
+    for (auto it = fields.find(http::field::connection);
+         it != fields.end() && it->name() == http::field::connection; ++it) {
+      std::string_view v = it->value();
+      while (!v.empty()) {
+        const auto comma = v.find(',');
+        std::string_view t = v.substr(0, comma);
+        while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+        while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+        if (!t.empty() && !boost::beast::iequals(t, "close") && !boost::beast::iequals(t, "keep-alive")) {
+          if (n < names.size()) {
+            names[n++] = t;
+          } else {
+            overflow = true;
+          }
+        }
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+      }
+    }
+  }
+
+  bool lists(std::string_view name) const {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (boost::beast::iequals(names[i], name)) return true;
+    }
+    return false;
+  }
+};
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n";
+}
+
+void append_extra(std::string& out, ExtraFields extra) {
+  for (const auto& [name, value] : extra) append_field(out, name, value);
+}
+
+void append_framing(std::string& out, Framing framing, std::uint64_t length) {
+  if (framing == Framing::kLength) {
+    out += "Content-Length: ";
+    out += fmt::format_int(length).c_str();
+    out += "\r\n";
+  } else if (framing == Framing::kChunked) {
+    out += "Transfer-Encoding: chunked\r\n";
+  }
+}
+
+void append_connection(std::string& out, bool keep_alive, unsigned client_version) {
+  if (!keep_alive) {
+    out += "Connection: close\r\n";
+  } else if (client_version < 11) {
+    out += "Connection: keep-alive\r\n";
+  }
+}
+
+void append_status_line(std::string& out, int status, std::string_view reason) {
+  out += "HTTP/1.1 ";
+  out += fmt::format_int(status).c_str();
+  out += ' ';
+  if (reason.empty()) reason = http::obsolete_reason(static_cast<http::status>(status));
+  out += reason;
+  out += "\r\n";
+}
+
+}  // namespace
+
+std::string forwarded_node(std::string_view peer) {
+  if (peer.find(':') != std::string_view::npos) return fmt::format("for=\"[{}]\"", peer);
+  return fmt::format("for={}", peer);
+}
+
+void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
+                                  std::string_view peer, std::string_view forwarded_for,
+                                  Framing framing, std::uint64_t length, std::string_view host) {
+  const ConnectionTokens tokens(req);
+  out += req.method_string();
+  out += ' ';
+  out += req.target();
+  out += " HTTP/1.1\r\n";
+  std::string xff;
+  std::string forwarded;
+  bool has_host = false;
+  for (const auto& f : req) {
+    const http::field name = f.name();
+    if (is_hop_by_hop(name) || name == http::field::expect) continue;
+    if (name == http::field::unknown &&
+        boost::beast::iequals(f.name_string(), "X-Forwarded-For")) {
+      if (!xff.empty()) xff += ", ";
+      xff += f.value();
+      continue;
+    }
+    if (name == http::field::forwarded) {
+      if (!forwarded.empty()) forwarded += ", ";
+      forwarded += f.value();
+      continue;
+    }
+    if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
+    if (name == http::field::host) has_host = true;
+    append_field(out, f.name_string(), f.value());
+  }
+  if (!has_host) append_field(out, "Host", host);
+  if (!xff.empty()) xff += ", ";
+  xff += peer;
+  append_field(out, "X-Forwarded-For", xff);
+  if (!forwarded.empty()) forwarded += ", ";
+  forwarded += forwarded_for;
+  append_field(out, "Forwarded", forwarded);
+  append_framing(out, framing, length);
+  out += "\r\n";
+}
+
+void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
+                                  ExtraFields extra, Framing framing, std::uint64_t length,
+                                  bool keep_alive, unsigned client_version) {
+  const ConnectionTokens tokens(res);
+  append_status_line(out, res.result_int(), res.reason());
+  for (const auto& f : res) {
+    const http::field name = f.name();
+    // A body-less response (HEAD) keeps the length the GET would have had.
+    if (name == http::field::content_length && framing == Framing::kNone) {
+      append_field(out, f.name_string(), f.value());
+      continue;
+    }
+    if (is_hop_by_hop(name)) continue;
+    if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
+    append_field(out, f.name_string(), f.value());
+  }
+  append_extra(out, extra);
+  append_framing(out, framing, length);
+  append_connection(out, keep_alive && framing != Framing::kClose, client_version);
+  out += "\r\n";
+}
+
+void append_local_response_head(std::string& out, int status, std::size_t body_length,
+                                ExtraFields extra, bool keep_alive, unsigned client_version) {
+  append_status_line(out, status, {});
+  if (body_length > 0) out += "Content-Type: text/plain; charset=utf-8\r\n";
+  out += "Content-Length: ";
+  out += fmt::format_int(body_length).c_str();
+  out += "\r\n";
+  append_extra(out, extra);
+  append_connection(out, keep_alive, client_version);
+  out += "\r\n";
+}
+
+}  // namespace sluice::server::gateway

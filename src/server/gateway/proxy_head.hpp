@@ -1,0 +1,51 @@
+// The heads the gateway writes: the request it sends upstream, the response it relays to the
+// client, and its own local responses. Hop-by-hop fields (RFC 9110 7.6.1: Connection, the fields
+// Connection names, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Connection) are
+// not relayed; each hop gets its own framing. Bodies are not touched here.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/beast/http/message.hpp>
+
+#include "fields_arena.hpp"
+
+namespace sluice::server::gateway {
+
+namespace http = boost::beast::http;
+
+// How a body is delimited on one hop.
+enum class Framing {
+  kNone,     // no body (a request without one; HEAD, 1xx, 204, 304 responses)
+  kLength,   // Content-Length
+  kChunked,  // Transfer-Encoding: chunked
+  kClose,    // until the connection closes (a response to an HTTP/1.0 client)
+};
+
+using ExtraFields = std::span<const std::pair<std::string, std::string>>;
+
+// The client's address as a Forwarded (RFC 7239) node: `for=192.0.2.7`, `for="[2001:db8::1]"`.
+std::string forwarded_node(std::string_view peer);
+
+// The request line and fields for upstream: the client's fields less hop-by-hop ones and
+// Expect (the gateway answers 100-continue itself), X-Forwarded-For with `peer` appended,
+// Forwarded with `for=` appended, then the framing. `host` stands in when the client sent none.
+void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
+                                  std::string_view peer, std::string_view forwarded_for,
+                                  Framing framing, std::uint64_t length, std::string_view host);
+
+// The upstream's status and fields less hop-by-hop ones, then `extra` (the Verdict's
+// RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.
+void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
+                                  ExtraFields extra, Framing framing, std::uint64_t length,
+                                  bool keep_alive, unsigned client_version);
+
+// A response the gateway makes itself: status, text body length, `extra` fields.
+void append_local_response_head(std::string& out, int status, std::size_t body_length,
+                                ExtraFields extra, bool keep_alive, unsigned client_version);
+
+}  // namespace sluice::server::gateway

@@ -1,0 +1,99 @@
+// Worker (worker.hpp).
+#include "worker.hpp"
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+
+#include "client_session.hpp"
+
+namespace sluice::server::gateway {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+Awaitable<void> run_session(std::shared_ptr<ClientSession> session) {
+  co_await session->run();
+}
+
+}  // namespace
+
+Worker::Worker(rules::Engine& engine, AccessLog& log, const tcp::endpoint& address)
+    : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(1)) {
+  acceptor_ = std::make_unique<Acceptor>(io_->get_executor());
+  acceptor_->open(address.protocol());
+  acceptor_->set_option(tcp::acceptor::reuse_address(true));
+  if (address.address().is_v6() && address.address().is_unspecified()) {
+    acceptor_->set_option(asio::ip::v6_only(false));
+  }
+  // Every loop binds the same port; the kernel spreads new connections over them.
+  const int one = 1;
+  if (::setsockopt(acceptor_->native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    throw boost::system::system_error(errno, boost::system::system_category(), "SO_REUSEPORT");
+  }
+  acceptor_->bind(address);
+  acceptor_->listen(asio::socket_base::max_listen_connections);
+  local_ = acceptor_->local_endpoint();
+}
+
+Worker::~Worker() {
+  stop();
+  acceptor_.reset();
+  pool_.clear();
+  // Destroys the handlers still pending, and with them the sessions they keep alive; those
+  // unregister from sessions_, which must still exist.
+  io_.reset();
+}
+
+void Worker::start() {
+  asio::co_spawn(*io_, accept_loop(), asio::detached);
+  thread_ = std::thread([this] {
+    try {
+      io_->run();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sluice: gateway loop stopped: %s\n", e.what());
+    }
+  });
+}
+
+void Worker::shutdown() {
+  asio::post(*io_, [this] {
+    if (draining_) return;
+    draining_ = true;
+    boost::system::error_code ignored;
+    acceptor_->close(ignored);
+    for (ClientSession* s : sessions_) s->close_if_idle();
+  });
+}
+
+void Worker::stop() {
+  io_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Awaitable<void> Worker::accept_loop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_->async_accept(kNoThrow);
+    if (ec) {
+      if (draining_ || !acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
+      // Out of descriptors or memory: let connections close before accepting more.
+      Timer pause(io_->get_executor(), std::chrono::milliseconds(50));
+      co_await pause.async_wait(kNoThrow);
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    asio::co_spawn(*io_, run_session(std::make_shared<ClientSession>(*this, std::move(socket))),
+                   asio::detached);
+  }
+}
+
+}  // namespace sluice::server::gateway

@@ -1,0 +1,62 @@
+// One gateway event loop: an io_context run by one thread, its acceptor (SO_REUSEPORT, so the
+// kernel spreads connections over the loops), its upstream pool, counters and sessions.
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <unordered_set>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "access_log.hpp"
+#include "gateway_metrics.hpp"
+#include "loop_types.hpp"
+#include "sluice/rules/engine.hpp"
+#include "upstream_pool.hpp"
+
+namespace sluice::server::gateway {
+
+class ClientSession;
+
+class Worker {
+ public:
+  // Binds and listens on `address` (throws boost::system::system_error when it cannot).
+  Worker(rules::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return local_; }
+  const LoopStats& stats() const { return stats_; }
+
+  void start();     // the loop's thread
+  void shutdown();  // stop accepting, close idle connections (posted to the loop)
+  void stop();      // stop the loop and join its thread
+
+  // For the loop's sessions (loop thread only).
+  rules::Engine& engine() { return engine_; }
+  AccessLog& access_log() { return log_; }
+  UpstreamPool& pool() { return pool_; }
+  LoopStats& stats() { return stats_; }
+  bool draining() const { return draining_; }
+  void add(ClientSession* s) { sessions_.insert(s); }
+  void remove(ClientSession* s) { sessions_.erase(s); }
+
+ private:
+  Awaitable<void> accept_loop();
+
+  rules::Engine& engine_;
+  AccessLog& log_;
+  // Destroyed explicitly in ~Worker, before the members its pending handlers refer to.
+  std::unique_ptr<boost::asio::io_context> io_;
+  std::unique_ptr<Acceptor> acceptor_;
+  boost::asio::ip::tcp::endpoint local_;
+  LoopStats stats_;
+  UpstreamPool pool_{stats_};
+  std::unordered_set<ClientSession*> sessions_;
+  bool draining_ = false;
+  std::thread thread_;
+};
+
+}  // namespace sluice::server::gateway

@@ -1,0 +1,233 @@
+// RespServer (resp_server.hpp): listeners and event loops around Session.
+#include "sluice/server/resp_server.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+
+#include "resp_context.hpp"
+#include "resp_session.hpp"
+#include "sluice/core/clock.hpp"
+#include "sluice/rules/config_loader.hpp"
+
+namespace sluice::server {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace resp {
+
+ServerState::ServerState(const RespServerOptions& o, core::Nanos now)
+    : throttle(core::Gcra::make(core::Rate{1, core::kNanosPerSecond}, 0), o.throttle_memory),
+      check(o.check),
+      limits(o.limits),
+      started(now) {}
+
+namespace {
+
+// One acceptor and the loop it runs on: an own io_context and thread, or the caller's.
+class Listener {
+ public:
+  Listener(asio::io_context& io, std::shared_ptr<ServerState> state, const tcp::endpoint& at)
+      : io_(io), state_(std::move(state)), acceptor_(io), registry_(std::make_shared<SessionRegistry>()) {
+    acceptor_.open(at.protocol());
+    acceptor_.set_option(tcp::acceptor::reuse_address(true));
+    if (at.protocol() == tcp::v6()) acceptor_.set_option(asio::ip::v6_only(false));
+    // Every loop binds the same port; the kernel spreads new connections over them.
+    const int one = 1;
+    if (::setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+      throw boost::system::system_error(errno, boost::system::system_category());
+    }
+    acceptor_.bind(at);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+    local_ = acceptor_.local_endpoint();
+  }
+
+  tcp::endpoint local_endpoint() const { return local_; }
+
+  void start() { accept(); }
+
+  // On the loop: stop accepting, close every connection.
+  void close() {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    std::vector<std::shared_ptr<Session>> open;
+    {
+      std::lock_guard<std::mutex> lock(registry_->mu);
+      registry_->closed = true;
+      for (auto& [p, weak] : registry_->sessions) {
+        if (auto s = weak.lock()) open.push_back(std::move(s));
+      }
+    }
+    for (auto& s : open) s->close();
+  }
+
+  asio::io_context& io() { return io_; }
+
+ private:
+  void accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) std::make_shared<Session>(state_, registry_, std::move(socket))->start();
+      accept();  // also after an error such as EMFILE: the next connection may fit
+    });
+  }
+
+  asio::io_context& io_;
+  std::shared_ptr<ServerState> state_;
+  tcp::acceptor acceptor_;
+  std::shared_ptr<SessionRegistry> registry_;
+  tcp::endpoint local_;
+};
+
+tcp::endpoint bind_address(const rules::Endpoint& listen) {
+  if (listen.host.empty()) return tcp::endpoint(tcp::v6(), listen.port);
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(listen.host, ec);
+  if (!ec) return tcp::endpoint(address, listen.port);
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot listen on " + rules::format_endpoint(listen) + ": " +
+                             (ec ? ec.message() : "no address"));
+  }
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+}  // namespace resp
+
+struct RespServer::Impl {
+  Impl(asio::io_context& shared, rules::Endpoint at, RespServerOptions o)
+      : shared_io(shared), listen(std::move(at)), options(std::move(o)) {}
+
+  asio::io_context& shared_io;
+  rules::Endpoint listen;
+  RespServerOptions options;
+  std::shared_ptr<resp::ServerState> state;
+  // Own loops (workers > 0): each io_context outlives its listener and its thread.
+  std::vector<std::unique_ptr<asio::io_context>> ios;
+  std::vector<std::unique_ptr<resp::Listener>> listeners;
+  std::vector<std::thread> threads;
+  tcp::endpoint local;
+  std::mutex mu;
+  bool started = false;
+  bool stopped = false;
+};
+
+RespServer::RespServer(asio::io_context& io, rules::Endpoint listen, RespServerOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(listen), std::move(options))) {}
+
+RespServer::~RespServer() {
+  stop();
+  // Listeners before their io_contexts: a listener's pending accept belongs to its loop.
+  impl_->listeners.clear();
+  impl_->ios.clear();
+}
+
+void RespServer::start() {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (m.started) return;
+  m.state = std::make_shared<resp::ServerState>(m.options, core::SteadyClock::read());
+  tcp::endpoint at = resp::bind_address(m.listen);
+  const std::size_t loops = m.options.workers > 0 ? static_cast<std::size_t>(m.options.workers) : 1;
+  try {
+    for (std::size_t i = 0; i < loops; ++i) {
+      asio::io_context* io = &m.shared_io;
+      if (m.options.workers > 0) {
+        m.ios.push_back(std::make_unique<asio::io_context>(1));
+        io = m.ios.back().get();
+      }
+      m.listeners.push_back(std::make_unique<resp::Listener>(*io, m.state, at));
+      at.port(m.listeners.front()->local_endpoint().port());  // port 0 chose one: share it
+    }
+  } catch (const boost::system::system_error& e) {
+    m.listeners.clear();
+    m.ios.clear();
+    throw std::runtime_error("cannot listen on " + rules::format_endpoint(m.listen) + ": " +
+                             e.code().message());
+  }
+  m.local = m.listeners.front()->local_endpoint();
+  m.state->port = m.local.port();
+  for (auto& l : m.listeners) l->start();
+  for (auto& io : m.ios) {
+    m.threads.emplace_back([io = io.get()] {
+      auto guard = asio::make_work_guard(*io);
+      io->run();
+    });
+  }
+  m.started = true;
+}
+
+void RespServer::stop() {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (!m.started || m.stopped) return;
+  m.stopped = true;
+  if (m.options.workers > 0) {
+    for (auto& l : m.listeners) {
+      asio::post(l->io(), [l = l.get()] { l->close(); });
+    }
+    // The closes run before the stop: one thread per loop runs its handlers in order.
+    for (auto& io : m.ios) asio::post(*io, [io = io.get()] { io->stop(); });
+    for (auto& t : m.threads) t.join();
+    m.threads.clear();
+  } else {
+    // The caller's loop: closing happens when it runs (or, if it never runs again, the
+    // sessions go with it; they hold what they use).
+    for (auto& l : m.listeners) asio::post(l->io(), [l = l.get()] { l->close(); });
+  }
+}
+
+rules::Endpoint RespServer::local_endpoint() const {
+  auto a = impl_->local.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  return rules::Endpoint{a.to_string(), impl_->local.port()};
+}
+
+void RespServer::write_metrics(std::string& out) const {
+  const auto state = impl_->state;
+  if (!state) return;
+  const table::TableStats t = state->throttle.stats();
+  auto metric = [&out](const char* name, const char* type, const char* help, auto value) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+    out += name;
+    out += ' ';
+    out += std::to_string(value);
+    out += '\n';
+  };
+  metric("sluice_resp_connections", "gauge", "Open RESP client connections.",
+         state->connected.load(std::memory_order_relaxed));
+  metric("sluice_resp_connections_total", "counter", "RESP client connections accepted.",
+         state->connections_received.load(std::memory_order_relaxed));
+  metric("sluice_resp_commands_total", "counter", "RESP commands processed.",
+         state->commands_processed.load(std::memory_order_relaxed));
+  metric("sluice_resp_protocol_errors_total", "counter",
+         "RESP connections closed for a protocol error.",
+         state->protocol_errors.load(std::memory_order_relaxed));
+  metric("sluice_resp_throttle_keys", "gauge", "CL.THROTTLE keys held.", t.keys);
+  metric("sluice_resp_throttle_evictions_total", "counter",
+         "CL.THROTTLE keys evicted to make room.", t.evictions);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,108 @@
+// Session (resp_session.hpp).
+#include "resp_session.hpp"
+
+#include <boost/asio/write.hpp>
+
+#include "command_table.hpp"
+#include "sluice/core/clock.hpp"
+
+namespace sluice::server::resp {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+std::string format_address(const tcp::endpoint& ep) {
+  auto a = ep.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  return a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(ep.port())
+                   : a.to_string() + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<ServerState> state, std::shared_ptr<SessionRegistry> registry,
+                 tcp::socket socket)
+    : state_(std::move(state)),
+      registry_(std::move(registry)),
+      socket_(std::move(socket)),
+      parser_(state_->limits) {
+  boost::system::error_code ec;
+  client_.id = state_->next_client_id.fetch_add(1, std::memory_order_relaxed);
+  client_.created = core::SteadyClock::read();
+  client_.fd = static_cast<int>(socket_.native_handle());
+  if (auto ep = socket_.remote_endpoint(ec); !ec) client_.addr = format_address(ep);
+  if (auto ep = socket_.local_endpoint(ec); !ec) client_.laddr = format_address(ep);
+  socket_.set_option(tcp::no_delay(true), ec);
+  state_->connected.fetch_add(1, std::memory_order_relaxed);
+  state_->connections_received.fetch_add(1, std::memory_order_relaxed);
+}
+
+Session::~Session() {
+  state_->connected.fetch_sub(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(registry_->mu);
+  registry_->sessions.erase(this);
+}
+
+void Session::start() {
+  {
+    std::lock_guard<std::mutex> lock(registry_->mu);
+    if (registry_->closed) return;  // the server is stopping: drop the connection
+    registry_->sessions.emplace(this, weak_from_this());
+  }
+  read();
+}
+
+void Session::close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+void Session::read() {
+  socket_.async_read_some(asio::buffer(buf_),
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      std::size_t n) { self->on_read(ec, n); });
+}
+
+void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (ec) return close();
+  parser_.feed(buf_.data(), n);
+  // The clock is read once per batch: the commands of one read share `now`, as an event loop
+  // shares its cached time.
+  proto::resp::ReplyWriter writer(out_, client_.protocol);
+  Context ctx{*state_, client_, writer, core::SteadyClock::read()};
+  std::uint64_t commands = 0;
+  for (;;) {
+    const proto::resp::ParseStatus s = parser_.next();
+    if (s == proto::resp::ParseStatus::kPending) break;
+    if (s == proto::resp::ParseStatus::kError) {
+      // As Redis: say what was wrong, then close; the framing is lost.
+      writer.error("ERR " + parser_.error());
+      client_.close_after_reply = true;
+      state_->protocol_errors.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    ++commands;
+    dispatch(ctx, parser_.args());
+    if (client_.close_after_reply) break;  // QUIT: what follows is not answered
+  }
+  if (commands != 0) state_->commands_processed.fetch_add(commands, std::memory_order_relaxed);
+  if (out_.empty()) return read();
+  write();
+}
+
+void Session::write() {
+  sending_.swap(out_);
+  out_.clear();
+  asio::async_write(socket_, asio::buffer(sending_),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      if (ec || self->client_.close_after_reply) return self->close();
+                      // Keep one buffer's capacity around; give back what a burst grew.
+                      if (self->sending_.capacity() > 64 * 1024) std::string().swap(self->sending_);
+                      self->read();
+                    });
+}
+
+}  // namespace sluice::server::resp

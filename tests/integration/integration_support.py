@@ -1,0 +1,55 @@
+"""Helpers every integration folder's conftest shares: finding the sluice binary under test,
+choosing free ports, and polling for a condition instead of sleeping blindly.
+
+A conftest imports it after putting this folder on sys.path:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+
+def sluice_binary():
+    """The binary from $SLUICE_BIN (ctest sets it), else build/release/sluice."""
+    path = os.environ.get("SLUICE_BIN")
+    if not path:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "..", "build", "release", "sluice")
+    assert os.access(path, os.X_OK), f"sluice binary not found at {path} (set SLUICE_BIN)"
+    return path
+
+
+def free_port():
+    """A port free on 127.0.0.1 right now (the kernel's choice for a bind to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout=5.0, interval=0.02, what="condition"):
+    """Polls `predicate` until it returns a true value, which it returns; fails the test after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def terminate(proc, timeout=12):
+    """Stops a server the way its operator would (SIGTERM, so it shuts down gracefully), and
+    kills it if it has not exited within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
