@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 WERROR ?= $(if $(SLUICE_WERROR),$(SLUICE_WERROR),OFF)
 BUILD := build/$(PRESET)
 
-.PHONY: all deps configure build test test-asan run bench bench-gateway clean
+.PHONY: all deps configure build test test-asan run demo-replay bench bench-gateway bench-decision clean
 
 all: build
 
@@ -23,11 +23,20 @@ test: build
 test-asan:
 	@$(MAKE) test PRESET=asan
 
+# The main job: sluice as a gateway in front of a demo upstream (Ctrl-C stops both).
 run: build
+	@bash scripts/run-gateway.sh $(BUILD)/sluice examples/gateway.yaml
+
+# Offline: a burst replayed through a token bucket and an nginx-style leaky bucket.
+demo-replay: build
 	@bash scripts/run-demo.sh $(BUILD)/sluice
 
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)
+
+# redis-benchmark: sluice CL.THROTTLE beside redis-server's EVALSHA token bucket and INCR.
+bench-decision: build
+	@/usr/bin/python3 bench/decision/run.py --build $(BUILD)
 
 bench-gateway: build
 	@bash bench/gateway/run.sh $(BUILD)

@@ -76,6 +76,51 @@ local::Combine combine_of(Combine c) {
   return c == Combine::kFirst ? local::Combine::kFirstThatAllows : local::Combine::kAllMustPass;
 }
 
+// The rate-limit response fields of a request from the decisions of the limits that applied:
+// RateLimit-Policy and RateLimit (IETF draft), legacy X-RateLimit-* from the tightest limit,
+// and Retry-After on a denial.
+class ResponseFields {
+ public:
+  void add(std::string_view name, const spec::AlgorithmParams& params, const core::Decision& d) {
+    const Quota q = quota_of(params);
+    policies_.push_back({name, q.quota, q.window_seconds,
+                         q.concurrent ? std::string_view("concurrent-requests") : ""});
+    statuses_.push_back({name, std::max<std::int64_t>(d.remaining, 0),
+                         q.concurrent ? -1 : proto::http::ceil_seconds(d.reset_after)});
+    if (!tightest_ || d.remaining < tightest_remaining_) {
+      tightest_ = true;
+      tightest_remaining_ = std::max<std::int64_t>(d.remaining, 0);
+      tightest_quota_ = q.quota;
+      tightest_reset_ = proto::http::ceil_seconds(d.reset_after);
+    }
+  }
+
+  void write(const RuleSet& rules, const core::Decision& total,
+             std::vector<std::pair<std::string, std::string>>& out) const {
+    if (rules.ratelimit_headers && !policies_.empty()) {
+      out.emplace_back("RateLimit-Policy", proto::http::ratelimit_policy(policies_));
+      out.emplace_back("RateLimit", proto::http::ratelimit(statuses_));
+    }
+    if (rules.legacy_headers && tightest_) {
+      out.emplace_back("X-RateLimit-Limit", std::to_string(tightest_quota_));
+      out.emplace_back("X-RateLimit-Remaining", std::to_string(tightest_remaining_));
+      out.emplace_back("X-RateLimit-Reset", std::to_string(tightest_reset_));
+    }
+    if (!total.allowed && total.retry_after != core::kNever && total.retry_after > 0) {
+      out.emplace_back("Retry-After",
+                       std::to_string(proto::http::retry_after_seconds(total.retry_after)));
+    }
+  }
+
+ private:
+  std::vector<proto::http::QuotaPolicy> policies_;
+  std::vector<proto::http::QuotaStatus> statuses_;
+  bool tightest_ = false;
+  std::int64_t tightest_remaining_ = 0;
+  std::int64_t tightest_quota_ = 0;
+  std::int64_t tightest_reset_ = 0;
+};
+
 }  // namespace
 
 Engine::Engine(RuleSet rules, core::Nanos now) {
@@ -114,6 +159,18 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
     by_name[rule.name] = snap->compiled.back().get();
   }
   if (!errors.empty()) return errors;
+
+  for (const auto& compiled : snap->compiled) {
+    snap->check_policies.push_back(std::make_unique<local::Policy>(
+        local::Combine::kAllMustPass, std::vector<local::TableLimit>{compiled->limit}));
+    std::shared_ptr<RuleCounters> counters;
+    if (old) {
+      for (std::size_t i = 0; i < old->compiled.size(); ++i) {
+        if (old->compiled[i]->rule.name == compiled->rule.name) counters = old->check_counters[i];
+      }
+    }
+    snap->check_counters.push_back(counters ? counters : std::make_shared<RuleCounters>());
+  }
 
   for (const Route& route : snap->rules.routes) {
     auto c = std::make_unique<CompiledRoute>();
@@ -207,11 +264,8 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
   if (route.policy) pd = route.policy->decide(views, now, 1, waits);
   const bool allowed = !route.policy || pd.decision.allowed;
 
-  std::vector<proto::http::QuotaPolicy> policies;
-  std::vector<proto::http::QuotaStatus> statuses;
+  ResponseFields fields;
   const Rule* denier = nullptr;
-  const core::Decision* tightest = nullptr;
-  Quota tightest_quota;
   for (std::size_t i = 0; i < n && route.policy; ++i) {
     if (!pd.each[i]) continue;
     const core::Decision& d = *pd.each[i];
@@ -224,37 +278,15 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
       c.denied.fetch_add(1, std::memory_order_relaxed);
       if (denier == nullptr) denier = &rule;
     }
-    const Quota q = quota_of(rule.limit.params);
-    policies.push_back({rule.name, q.quota, q.window_seconds,
-                        q.concurrent ? std::string_view("concurrent-requests") : ""});
-    statuses.push_back({rule.name, std::max<std::int64_t>(d.remaining, 0),
-                        q.concurrent ? -1 : proto::http::ceil_seconds(d.reset_after)});
-    if (tightest == nullptr || d.remaining < tightest->remaining) {
-      tightest = &d;
-      tightest_quota = q;
-    }
+    fields.add(rule.name, rule.limit.params, d);
   }
-  if (snap.rules.ratelimit_headers && !policies.empty()) {
-    v.headers.emplace_back("RateLimit-Policy", proto::http::ratelimit_policy(policies));
-    v.headers.emplace_back("RateLimit", proto::http::ratelimit(statuses));
-  }
-  if (snap.rules.legacy_headers && tightest != nullptr) {
-    v.headers.emplace_back("X-RateLimit-Limit", std::to_string(tightest_quota.quota));
-    v.headers.emplace_back("X-RateLimit-Remaining",
-                           std::to_string(std::max<std::int64_t>(tightest->remaining, 0)));
-    v.headers.emplace_back("X-RateLimit-Reset",
-                           std::to_string(proto::http::ceil_seconds(tightest->reset_after)));
-  }
+  fields.write(snap.rules, route.policy ? pd.decision : core::Decision{true}, v.headers);
 
   if (!allowed) {
     v.kind = Verdict::Kind::kReject;
     const Rule& rule = denier != nullptr ? *denier : route.enforce.front()->rule;
     v.status = rule.status;
     v.body = rule.body;
-    if (pd.decision.retry_after != core::kNever && pd.decision.retry_after > 0) {
-      v.headers.emplace_back(
-          "Retry-After", std::to_string(proto::http::retry_after_seconds(pd.decision.retry_after)));
-    }
     v.leases.clear();
     return v;
   }
@@ -270,6 +302,88 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
   return v;
 }
 
+namespace {
+
+// Decides one key against a single-limit policy and describes it for a client.
+CheckResult check_one(local::Policy& policy, std::string_view name,
+                      const spec::AlgorithmParams& params, const RuleSet& rules,
+                      std::string_view key, std::int64_t cost, core::Nanos max_wait,
+                      core::Nanos now) {
+  CheckResult out;
+  auto pd = policy.decide(std::span<const std::string_view>(&key, 1), now, cost, max_wait);
+  out.decision = pd.decision;
+  out.leases = std::move(pd.leases);
+  ResponseFields fields;
+  if (pd.each.front()) fields.add(name, params, *pd.each.front());
+  fields.write(rules, out.decision, out.headers);
+  return out;
+}
+
+}  // namespace
+
+CheckResult Engine::check(std::string_view rule, std::string_view key, std::int64_t cost,
+                          core::Nanos now) const {
+  const auto snap = current_.load();
+  for (std::size_t i = 0; i < snap->compiled.size(); ++i) {
+    const Rule& r = snap->compiled[i]->rule;
+    if (r.name != rule) continue;
+    CheckResult out =
+        check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key, cost,
+                  r.action == Action::kDelay ? r.max_wait : 0, now);
+    out.dry_run = r.action == Action::kDryRun;
+    RuleCounters& c = *snap->check_counters[i];
+    if (out.decision.allowed) {
+      c.allowed.fetch_add(1, std::memory_order_relaxed);
+      if (out.decision.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      (out.dry_run ? c.dry_run_denied : c.denied).fetch_add(1, std::memory_order_relaxed);
+    }
+    return out;
+  }
+  CheckResult out;
+  out.status = CheckResult::Status::kUnknownRule;
+  out.error = "unknown rule '" + std::string(rule) + "'";
+  return out;
+}
+
+CheckResult Engine::check_inline(std::string_view limit_spec, std::string_view key,
+                                 std::int64_t cost, core::Nanos max_wait, core::Nanos now) {
+  auto spec = spec::parse_limit_spec(limit_spec);
+  CheckResult out;
+  if (!spec) {
+    out.status = CheckResult::Status::kBadLimit;
+    out.error = spec.error();
+    return out;
+  }
+  if (spec->wait == spec::WaitSupport::kRejectOnly) max_wait = 0;
+  const auto snap = current_.load();
+  std::shared_ptr<local::Policy> policy;
+  {
+    std::lock_guard<std::mutex> guard(inline_mutex_);
+    auto it = inline_.find(spec->canonical);
+    if (it != inline_.end()) {
+      policy = it->second;
+    } else {
+      if (inline_.size() >= kMaxInlineLimits) {
+        out.status = CheckResult::Status::kBadLimit;
+        out.error = "too many distinct inline limits (at most " +
+                    std::to_string(kMaxInlineLimits) + "); configure rules instead";
+        return out;
+      }
+      auto table = local::make_table_limit(*spec, std::min<std::size_t>(snap->rules.memory, 16u << 20));
+      if (!table) {
+        out.status = CheckResult::Status::kBadLimit;
+        out.error = table.error();
+        return out;
+      }
+      policy = std::make_shared<local::Policy>(local::Combine::kAllMustPass,
+                                               std::vector<local::TableLimit>{*table});
+      inline_.emplace(spec->canonical, policy);
+    }
+  }
+  return check_one(*policy, spec->canonical, spec->params, snap->rules, key, cost, max_wait, now);
+}
+
 void Engine::write_metrics(std::string& out) const {
   using proto::http::prometheus_family;
   using proto::http::prometheus_sample;
@@ -277,7 +391,7 @@ void Engine::write_metrics(std::string& out) const {
   constexpr std::string_view kRequests = "sluice_rule_requests_total";
   prometheus_family(out, kRequests, "counter",
                     "Requests decided by a rule on a route, by outcome.");
-  auto all = [&](const CompiledRoute& r, const Rule& rule, const RuleCounters& c) {
+  auto all = [&](std::string_view route, const Rule& rule, const RuleCounters& c) {
     const std::pair<const char*, const std::atomic<std::uint64_t>*> outcomes[] = {
         {"allowed", &c.allowed},
         {"denied", &c.denied},
@@ -286,16 +400,19 @@ void Engine::write_metrics(std::string& out) const {
         {"missing_key", &c.missing_key}};
     for (const auto& [outcome, n] : outcomes) {
       prometheus_sample(out, kRequests,
-                        {{"route", r.route.name}, {"rule", rule.name}, {"outcome", outcome}},
+                        {{"route", route}, {"rule", rule.name}, {"outcome", outcome}},
                         n->load(std::memory_order_relaxed));
     }
   };
+  for (std::size_t i = 0; i < snap->compiled.size(); ++i) {
+    all("-", snap->compiled[i]->rule, *snap->check_counters[i]);
+  }
   for (const auto& r : snap->routes) {
     for (std::size_t i = 0; i < r->enforce.size(); ++i) {
-      all(*r, r->enforce[i]->rule, *r->enforce_counters[i]);
+      all(r->route.name, r->enforce[i]->rule, *r->enforce_counters[i]);
     }
     for (std::size_t i = 0; i < r->dry_run.size(); ++i) {
-      all(*r, r->dry_run[i]->rule, *r->dry_run_counters[i]);
+      all(r->route.name, r->dry_run[i]->rule, *r->dry_run_counters[i]);
     }
   }
   struct Gauge {

@@ -33,6 +33,7 @@ class SharedLimiter {
                                        std::memory_order_acquire)) {
         return step.decision;
       }
+      backoff();
     }
   }
 
@@ -49,6 +50,7 @@ class SharedLimiter {
                                          std::memory_order_acquire)) {
           return true;
         }
+        backoff();
       }
     } else {
       return decide(now, cost, max_wait).allowed;
@@ -59,6 +61,15 @@ class SharedLimiter {
   State state() const { return state_.load(std::memory_order_acquire); }
 
  private:
+  // A lost race means another core owns the line right now: pausing before the retry lets the
+  // winner finish instead of both cores bouncing the line (measured: contended 2-thread
+  // decisions otherwise cost several times an uncontended one).
+  static void backoff() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   const Params params_;
   std::atomic<State> state_;
   static_assert(std::atomic<State>::is_always_lock_free);

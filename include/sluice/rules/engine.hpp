@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,7 +51,22 @@ struct Snapshot {
   RuleSet rules;
   std::vector<std::unique_ptr<CompiledRule>> compiled;
   std::vector<std::unique_ptr<CompiledRoute>> routes;
+  // The decision service's use of each rule (route label "-"), parallel to `compiled`.
+  std::vector<std::unique_ptr<local::Policy>> check_policies;
+  std::vector<std::shared_ptr<RuleCounters>> check_counters;
   std::uint64_t version = 0;
+};
+
+// A decision-service answer: one key against one rule (or an inline limit), for callers that
+// act on it themselves (nginx auth_request, an app, CL-style clients).
+struct CheckResult {
+  enum class Status { kDecided, kUnknownRule, kBadLimit };
+  Status status = Status::kDecided;
+  std::string error;  // kUnknownRule / kBadLimit: what is wrong, naming it
+  core::Decision decision;
+  bool dry_run = false;  // a dry-run rule: counted, but the caller should not block on it
+  std::vector<std::pair<std::string, std::string>> headers;  // RateLimit…, Retry-After
+  std::vector<local::Lease> leases;  // a concurrency rule's permit: keep until the work is done
 };
 
 // What the frontend does with a request.
@@ -91,11 +108,25 @@ class Engine {
 
   Verdict decide(const RequestView& request, core::Nanos now) const;
 
+  // One key against a configured rule by name (route label "-" in metrics). A delay rule
+  // waits up to its max_wait; others decide in reject mode.
+  CheckResult check(std::string_view rule, std::string_view key, std::int64_t cost,
+                    core::Nanos now) const;
+
+  // One key against an inline limit spec ("gcra:rate=10/s,burst=5"): its table is made on
+  // first use and shared by every later check with the same canonical spec (at most
+  // kMaxInlineLimits of them, each of min(memory, 16 MiB)).
+  CheckResult check_inline(std::string_view limit_spec, std::string_view key, std::int64_t cost,
+                           core::Nanos max_wait, core::Nanos now);
+  static constexpr std::size_t kMaxInlineLimits = 256;
+
   // Prometheus text for the rules: per rule and route counters, per limit table stats.
   void write_metrics(std::string& out) const;
 
  private:
   std::atomic<std::shared_ptr<const Snapshot>> current_;
+  std::mutex inline_mutex_;
+  std::map<std::string, std::shared_ptr<local::Policy>, std::less<>> inline_;
 };
 
 }  // namespace sluice::rules

@@ -264,9 +264,12 @@ Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, b
   RequestParser& p = *parser_;
   const auto& req = p.get();
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  const ExtraFields extra(verdict.headers);
+  if (verdict.route == nullptr || verdict.route->upstream == nullptr) {
+    co_return co_await respond_local(502, reason_body(502), extra, keep_alive);
+  }
   UpstreamPool& pool = worker_.pool();
   UpstreamState& up = pool.state(*verdict.route->upstream, verdict.snapshot->version);
-  const ExtraFields extra(verdict.headers);
   const bool head_request = req.method() == http::verb::head;
 
   Framing request_framing = Framing::kNone;

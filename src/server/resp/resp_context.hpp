@@ -52,6 +52,9 @@ struct Context {
   ClientState& client;
   proto::resp::ReplyWriter& out;
   core::Nanos now;
+  // The hash of CL.THROTTLE's key when the session computed it ahead (to prefetch the key's
+  // bucket while earlier commands of the batch ran); null otherwise.
+  const table::KeyHash* key_hash = nullptr;
 };
 
 }  // namespace sluice::server::resp

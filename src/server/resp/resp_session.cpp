@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 
 #include "command_table.hpp"
+#include "throttle_command.hpp"
 #include "sluice/core/clock.hpp"
 
 namespace sluice::server::resp {
@@ -75,8 +76,9 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
   Context ctx{*state_, client_, writer, core::SteadyClock::read()};
   std::uint64_t commands = 0;
   for (;;) {
-    const proto::resp::ParseStatus s = parser_.next();
-    if (s == proto::resp::ParseStatus::kPending) break;
+    const proto::resp::ParseStatus s = collect();
+    commands += run_batch(ctx);
+    if (client_.close_after_reply) break;  // QUIT: what follows is not answered
     if (s == proto::resp::ParseStatus::kError) {
       // As Redis: say what was wrong, then close; the framing is lost.
       writer.error("ERR " + parser_.error());
@@ -84,13 +86,54 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
       state_->protocol_errors.fetch_add(1, std::memory_order_relaxed);
       break;
     }
-    ++commands;
-    dispatch(ctx, parser_.args());
-    if (client_.close_after_reply) break;  // QUIT: what follows is not answered
+    if (s == proto::resp::ParseStatus::kPending) break;
   }
   if (commands != 0) state_->commands_processed.fetch_add(commands, std::memory_order_relaxed);
   if (out_.empty()) return read();
   write();
+}
+
+proto::resp::ParseStatus Session::collect() {
+  batch_.clear();
+  arg_bytes_.clear();
+  arg_spans_.clear();
+  proto::resp::ParseStatus s = proto::resp::ParseStatus::kCommand;
+  while (batch_.size() < kBatch) {
+    s = parser_.next();
+    if (s != proto::resp::ParseStatus::kCommand) break;
+    const auto args = parser_.args();
+    Pending p;
+    p.first = static_cast<std::uint32_t>(arg_spans_.size());
+    p.count = static_cast<std::uint32_t>(args.size());
+    for (std::string_view a : args) {
+      arg_spans_.emplace_back(static_cast<std::uint32_t>(arg_bytes_.size()),
+                              static_cast<std::uint32_t>(a.size()));
+      arg_bytes_.append(a);
+    }
+    if (args.size() >= 2 && is_throttle(args[0])) {
+      p.hash = table::hash_key(args[1]);
+      p.hashed = true;
+      state_->throttle.prefetch(p.hash);
+    }
+    batch_.push_back(p);
+  }
+  return s;
+}
+
+std::uint64_t Session::run_batch(Context& ctx) {
+  std::uint64_t ran = 0;
+  for (const Pending& p : batch_) {
+    argv_.clear();
+    for (std::uint32_t i = 0; i < p.count; ++i) {
+      const auto [off, len] = arg_spans_[p.first + i];
+      argv_.emplace_back(arg_bytes_.data() + off, len);
+    }
+    ctx.key_hash = p.hashed ? &p.hash : nullptr;
+    dispatch(ctx, argv_);
+    ++ran;
+    if (client_.close_after_reply) break;
+  }
+  return ran;
 }
 
 void Session::write() {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <strings.h>
 
 #include "sluice/table/key_hash.hpp"
 
@@ -80,10 +81,10 @@ core::Expected<core::Gcra::Params> throttle_params(const ThrottleArgs& a) {
 }
 
 core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a,
-                                       core::Nanos now) {
+                                       core::Nanos now, const table::KeyHash* key_hash) {
   auto p = throttle_params(a);
   if (!p) return core::make_error(p.error());
-  auto locked = table.lock(table::hash_key(a.key), now);
+  auto locked = table.lock(key_hash != nullptr ? *key_hash : table::hash_key(a.key), now);
   if (!locked) return core::make_error("ERR throttle table busy, try again");
   const auto step = core::Gcra::decide(*p, locked->state(), now, a.quantity, 0);
   if (step.decision.overflow) {
@@ -92,6 +93,10 @@ core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs&
   }
   if (step.decision.allowed) locked->state() = step.next;
   return to_throttle_reply(step.decision);
+}
+
+bool is_throttle(std::string_view name) {
+  return name.size() == 11 && strncasecmp(name.data(), "cl.throttle", 11) == 0;
 }
 
 std::int64_t cell_seconds(core::Nanos d) {
@@ -122,7 +127,7 @@ void write_throttle_reply(proto::resp::ReplyWriter& out, const ThrottleReply& r)
 void cl_throttle(Context& ctx, std::span<const std::string_view> args) {
   auto a = parse_throttle_args(args);
   if (!a) return ctx.out.error(a.error());
-  auto r = throttle(ctx.server.throttle, *a, ctx.now);
+  auto r = throttle(ctx.server.throttle, *a, ctx.now, ctx.key_hash);
   if (!r) return ctx.out.error(r.error());
   write_throttle_reply(ctx.out, *r);
 }

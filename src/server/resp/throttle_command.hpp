@@ -43,9 +43,13 @@ core::Expected<ThrottleArgs> parse_throttle_args(std::span<const std::string_vie
 // redis-cell computes it; refused when it rounds to zero or T * (max_burst + 1) overflows.
 core::Expected<core::Gcra::Params> throttle_params(const ThrottleArgs& a);
 
-// Decides and, when allowed, stores the key's new TAT.
+// Decides and, when allowed, stores the key's new TAT. `key_hash`: hash_key(a.key) when the
+// caller has it already.
 core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a,
-                                       core::Nanos now);
+                                       core::Nanos now, const table::KeyHash* key_hash = nullptr);
+
+// True for "CL.THROTTLE" in any case: the session prefetches these commands' keys.
+bool is_throttle(std::string_view name);
 
 // A decision as redis-cell's five integers (SLUICE.CHECK answers the same way).
 ThrottleReply to_throttle_reply(const core::Decision& d);

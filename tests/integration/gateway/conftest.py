@@ -191,6 +191,33 @@ class Blackhole:
         self.sock.close()
 
 
+class FullBacklog:
+    """A listener whose accept queue is full: new connection attempts get no answer to their
+    SYN (the kernel drops it), so a connect hangs — the connect timeout's test."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(0)
+        self.port = self.sock.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        self.fillers = []
+        for _ in range(3):
+            c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", self.port))
+            except BlockingIOError:
+                pass
+            self.fillers.append(c)
+        time.sleep(0.1)
+
+    def stop(self):
+        for c in self.fillers:
+            c.close()
+        self.sock.close()
+
+
 @pytest.fixture
 def upstreams():
     """upstreams(n) -> n started Upstream servers named u0, u1, ...; all stopped at teardown."""

@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from conftest import Blackhole, gateway_config, pattern, raw_request, wait_until
+from conftest import Blackhole, FullBacklog, gateway_config, pattern, raw_request, wait_until
 
 
 def test_keep_alive_to_client_and_upstream(sluice, upstreams):
@@ -110,6 +110,19 @@ def test_upstream_timeout_is_504(sluice):
         took = time.monotonic() - start
         assert r.status_code == 504
         assert 0.9 <= took < 4, took
+    finally:
+        hole.stop()
+
+
+def test_connect_timeout_is_504(sluice):
+    hole = FullBacklog()
+    try:
+        s = sluice(gateway_config([hole.address], timeouts="timeouts: {{connect: 500ms}}"))
+        start = time.monotonic()
+        r = requests.get(s.url + "/", timeout=8)
+        took = time.monotonic() - start
+        assert r.status_code == 504
+        assert 0.4 <= took < 3, took
     finally:
         hole.stop()
 

@@ -50,12 +50,15 @@ std::string config(std::string_view route, std::string_view rules, std::string_v
   return out;
 }
 
-std::string header(const Verdict& v, std::string_view name) {
-  for (const auto& [n, val] : v.headers) {
+std::string header_of(const std::vector<std::pair<std::string, std::string>>& headers,
+                      std::string_view name) {
+  for (const auto& [n, val] : headers) {
     if (n == name) return val;
   }
   return "";
 }
+
+std::string header(const Verdict& v, std::string_view name) { return header_of(v.headers, name); }
 
 const std::string kPerUser =
     config("{name: api, match: {path_prefix: /api/}, upstream: app, rules: [per-user]}",
@@ -209,6 +212,42 @@ TEST(Engine, ConcurrencyRuleHoldsLeasesUntilTheVerdictIsDropped) {
     EXPECT_EQ(header(first, "RateLimit-Policy"), "\"conn\";q=1;qu=\"concurrent-requests\"");
   }
   EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kForward);
+}
+
+}  // namespace
+}  // namespace sluice::rules
+
+namespace sluice::rules {
+namespace {
+
+TEST(EngineCheck, ARuleByNameDecidesOneKeyAndDescribesIt) {
+  Engine e(load(kPerUser), 0);
+  EXPECT_TRUE(e.check("per-user", "alice", 1, 0).decision.allowed);
+  EXPECT_TRUE(e.check("per-user", "alice", 1, 0).decision.allowed);
+  const CheckResult third = e.check("per-user", "alice", 1, 0);
+  EXPECT_FALSE(third.decision.allowed);
+  EXPECT_EQ(header_of(third.headers, "Retry-After"), "1");
+  EXPECT_EQ(header_of(third.headers, "RateLimit"), "\"per-user\";r=0;t=2");
+  EXPECT_EQ(e.check("no-such", "alice", 1, 0).status, CheckResult::Status::kUnknownRule);
+}
+
+TEST(EngineCheck, TheCheckApiAndTheGatewayShareTheRulesState) {
+  Engine e(load(kPerUser), 0);
+  Req alice;
+  alice.query = "userId=alice";
+  e.check("per-user", "alice", 2, 0);  // both tokens, through the decision service
+  EXPECT_EQ(e.decide(alice.view(), 0).kind, Verdict::Kind::kReject);
+}
+
+TEST(EngineCheck, InlineLimitsGetATablePerSpecAndRefuseBadSpecs) {
+  Engine e(load(kPerUser), 0);
+  EXPECT_TRUE(e.check_inline("gcra:rate=1/s,burst=0", "k", 1, 0, 0).decision.allowed);
+  EXPECT_FALSE(e.check_inline("gcra:burst=0,rate=1/s", "k", 1, 0, 0).decision.allowed)
+      << "the same limit written in another order shares the table";
+  EXPECT_TRUE(e.check_inline("gcra:rate=1/s,burst=0", "other", 1, 0, 0).decision.allowed);
+  const auto bad = e.check_inline("gcra:rate=1/s", "k", 1, 0, 0);
+  EXPECT_EQ(bad.status, CheckResult::Status::kBadLimit);
+  EXPECT_NE(bad.error.find("burst"), std::string::npos);
 }
 
 }  // namespace

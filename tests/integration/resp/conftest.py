@@ -1,0 +1,100 @@
+"""Fixtures for the RESP listener tests: a real `sluice serve --resp 127.0.0.1:0` (no config
+file), its port read from its start-up line, and raw-socket helpers for what client libraries
+would never send."""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from integration_support import sluice_binary, terminate, wait_until  # noqa: E402
+
+
+class Sluice:
+    def __init__(self, tmp_path):
+        self.log_path = str(tmp_path / "sluice.stderr")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sluice_binary(), "serve", "--resp", "127.0.0.1:0", "--admin", "127.0.0.1:0"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
+
+        def port():
+            assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
+            m = re.search(r"resp listening on [^\s:]+:(\d+)", self.stderr())
+            return int(m.group(1)) if m else None
+
+        self.port = wait_until(port, timeout=10, what="sluice to listen for RESP")
+
+    def stderr(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        terminate(self.proc)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def sluice(tmp_path_factory):
+    s = Sluice(tmp_path_factory.mktemp("resp"))
+    yield s
+    s.stop()
+
+
+class Raw:
+    """A plain TCP connection: send bytes, read what comes back within a short while."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def read_until(self, predicate, timeout=5.0):
+        """Reads until predicate(bytes) holds or the peer closes; returns (bytes, closed)."""
+        out = b""
+        deadline = time.monotonic() + timeout
+        self.sock.settimeout(0.1)
+        while time.monotonic() < deadline:
+            if predicate(out):
+                return out, False
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except ConnectionResetError:
+                return out, True
+            if not chunk:
+                return out, True
+            out += chunk
+        return out, False
+
+    def exchange(self, data, expect):
+        """Sends `data`, reads until the reply has `expect` bytes."""
+        self.send(data)
+        out, _ = self.read_until(lambda b: len(b) >= len(expect))
+        return out
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture
+def raw(sluice):
+    conns = []
+
+    def connect():
+        c = Raw(sluice.port)
+        conns.append(c)
+        return c
+
+    yield connect
+    for c in conns:
+        c.close()
