@@ -41,5 +41,10 @@ bench-decision: build
 bench-gateway: build
 	@bash bench/gateway/run.sh $(BUILD)
 
+# wrk: GET /v1/check/{rule} (nginx auth_request's call) beside GET /healthz on the admin listener.
+.PHONY: bench-check
+bench-check: build
+	@bash bench/decision/check_http.sh $(BUILD)
+
 clean:
 	rm -rf build

@@ -140,6 +140,17 @@ void shared_decision(benchmark::State& st, bool contended) {
   }
 }
 
+// SharedLimiter::allow: only the verdict and the next TAT inside the CAS loop, no Decision.
+void shared_allow(benchmark::State& st) {
+  auto& own = g_own_limiters[st.thread_index()].limiter;
+  own.emplace(shared_params(), kStart);
+  Nanos now = kStart;
+  for (auto _ : st) {
+    now += kStep;
+    benchmark::DoNotOptimize(own->allow(now));
+  }
+}
+
 // The deny path of the shared limiter: a load and a decision, no CAS.
 void shared_deny(benchmark::State& st) {
   SharedGcra limiter(params_of<core::Gcra>("gcra:rate=1/h,burst=0"), kStart);
@@ -212,6 +223,10 @@ void register_all() {
       ->Threads(2)
       ->UseRealTime();
   benchmark::RegisterBenchmark("shared/gcra_contended", shared_decision, true)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("shared/gcra_allow_uncontended", shared_allow)
       ->Threads(1)
       ->Threads(2)
       ->UseRealTime();

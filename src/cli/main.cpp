@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--admin", serve.admin, "admin address, overrides the config's");
   serve_cmd->add_option("--resp", serve.resp,
                         "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
+  serve_cmd->add_option("--grpc", serve.grpc,
+                        "Envoy rate limit service (gRPC RateLimitService), e.g. 127.0.0.1:8081");
+  serve_cmd->add_option("--rls-config", serve.rls_config,
+                        "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
 
   std::string demo_listen;
   auto* demo_cmd = app.add_subcommand(

@@ -24,6 +24,7 @@
 #include "sluice/server/demo_upstream.hpp"
 #include "sluice/server/gateway.hpp"
 #include "sluice/server/resp_server.hpp"
+#include "sluice/server/rls_server.hpp"
 
 namespace sluice::cli {
 
@@ -130,6 +131,37 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
                  rules::format_endpoint(resp->local_endpoint()).c_str());
   }
   // --- end RESP listener -------------------------------------------------------------------
+
+  // --- Envoy rate limit service (issue 5): `--grpc ADDR [--rls-config FILE ...]` ----------
+  std::unique_ptr<server::RlsServer> rls;  // stops (and joins gRPC's threads) when destroyed
+  if (options.grpc.empty() && !options.rls_config.empty()) {
+    std::fprintf(err, "sluice serve: --rls-config needs --grpc ADDR (the RLS listener)\n");
+    return 2;
+  }
+  if (!options.grpc.empty()) {
+    auto rls_listen = endpoint_flag("--grpc", options.grpc, err);
+    if (!rls_listen) return 2;
+    server::RlsLoaded rls_loaded = server::load_rls_config_files(options.rls_config);
+    if (!rls_loaded.errors.empty()) {
+      for (const auto& e : rls_loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
+      return 2;
+    }
+    try {
+      rls = std::make_unique<server::RlsServer>(options.grpc, std::move(*rls_loaded.config));
+      rls->start();
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(err, "sluice serve: rls: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(err, "sluice serve: grpc: %s\n", e.what());
+      return 1;
+    }
+    metrics.emplace_back([r = rls.get()](std::string& out) { r->write_metrics(out); });
+    rls_listen->port = static_cast<std::uint16_t>(rls->port());
+    std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
+                 rules::format_endpoint(*rls_listen).c_str());
+  }
+  // --- end Envoy rate limit service --------------------------------------------------------
 
   server::AdminServer admin(io, *engine, admin_listen, options.config, std::move(metrics));
   try {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace sluice::cli {
 
@@ -13,6 +14,8 @@ struct ServeOptions {
   std::string listen;  // "": the config's `listen`
   std::string admin;   // "": the config's `admin` (default 127.0.0.1:9090)
   std::string resp;    // "": no Redis protocol listener (CL.THROTTLE, SLUICE.CHECK)
+  std::string grpc;    // "": no Envoy rate limit service (gRPC)
+  std::vector<std::string> rls_config;  // its envoyproxy/ratelimit-style YAML files
 };
 
 // Runs until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish (at most

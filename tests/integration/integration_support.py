@@ -53,3 +53,34 @@ def terminate(proc, timeout=12):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class ServeProcess:
+    """A `sluice serve ...` started with `args`, its stderr kept in a file under `tmp_path`;
+    the constructor returns once stderr matches `ready` (a regular expression)."""
+
+    def __init__(self, tmp_path, args, ready, what="sluice to listen"):
+        import re
+
+        self.log_path = str(tmp_path / "sluice.stderr")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen([sluice_binary(), "serve", *args],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.log)
+
+        def started():
+            assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
+            return re.search(ready, self.stderr())
+
+        wait_until(started, timeout=10, what=what)
+
+    def stderr(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        terminate(self.proc)
+        self.log.close()

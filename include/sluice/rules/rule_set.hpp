@@ -2,9 +2,11 @@
 // A config file and the admin API both produce this validated value; the engine runs one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/core/time.hpp"

@@ -8,6 +8,8 @@
 //   GET /v1/rules                 every rule, as a JSON array
 //   GET|PUT|DELETE /v1/rules/{name}
 //   POST /v1/rules:validate       a rule or a whole config, checked without applying
+//   POST /v1/check                the decision API: one check or a batch, as JSON
+//   GET /v1/check/{rule}?key=K    204 allowed / 429 denied, for nginx auth_request
 //
 // Rules changed through the API are validated in full, applied with Engine::apply, and written
 // back to the config file atomically (temp file + fsync + rename) unless the config says

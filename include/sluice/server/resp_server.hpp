@@ -9,7 +9,7 @@
 // the gateway does; a connection lives on one loop from accept to close, so its pipelined
 // replies stay in order without locks, and the loops share only the CL.THROTTLE table (one
 // spin lock per key slot) and a few relaxed counters. With `workers` == 0 it runs on the
-// io_context passed in (tests, embedding), by however many threads run that.
+// io_context passed in (tests, embedding), which one thread must run: sessions take no locks.
 #pragma once
 
 #include <cstddef>

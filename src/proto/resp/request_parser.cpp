@@ -20,6 +20,9 @@ namespace {
 // CRLF are garbage, refused without waiting for more.
 constexpr std::size_t kMaxCountString = 32;
 
+// The arena keeps this much capacity between commands; a big command's growth is given back.
+constexpr std::size_t kKeepBytes = 64 * 1024;
+
 // Where hiredis 0.14 compacts its buffer (it moves the unread rest down once 1 KiB is read).
 constexpr std::size_t kCompactAt = 1024;
 
@@ -136,6 +139,7 @@ struct RequestParser::Sink {
       p.error_ = "Protocol error: invalid multibulk length";
       return nullptr;
     }
+    if (p.arena_.capacity() > kKeepBytes) std::string().swap(p.arena_);  // after a big one
     p.arena_.clear();
     p.spans_.clear();
     p.spans_.reserve(static_cast<std::size_t>(elements));

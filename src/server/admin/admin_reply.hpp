@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +16,8 @@ struct Reply {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Hold the reply this long before writing it (a delay rule's wait, GET /v1/check/{rule}).
+  std::chrono::nanoseconds delay{0};
 };
 
 Reply json_reply(unsigned status, const boost::json::value& body);
@@ -22,6 +25,7 @@ Reply json_reply(unsigned status, const boost::json::value& body);
 // `field` names the offending input ("limit", "key", "body", "name"); omitted when empty.
 Reply error_reply(unsigned status, std::string_view error, std::string_view field = {});
 
+// An empty `content_type` sends no Content-Type (a 204).
 Reply text_reply(unsigned status, std::string body,
                  std::string content_type = "text/plain; charset=utf-8");
 

@@ -20,6 +20,8 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::get, "/v1/rules/{name}", &AdminService::get_rule},
     AdminRoute{verb::put, "/v1/rules/{name}", &AdminService::put_rule},
     AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
+    AdminRoute{verb::post, "/v1/check", &AdminService::check},
+    AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule},
 };
 
 constexpr std::string_view kNameParam = "{name}";

@@ -13,7 +13,9 @@
 #include <utility>
 
 #include "admin_router.hpp"
+#include "check_handlers.hpp"
 #include "config_store.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/rules/config_loader.hpp"
 
 namespace sluice::server {
@@ -282,6 +284,14 @@ Reply AdminService::validate(const AdminRequest& request) {
   result["valid"] = errors.empty();
   result["errors"] = std::move(errors);
   return json_reply(200, result);
+}
+
+Reply AdminService::check(const AdminRequest& request) {
+  return post_check(store_->engine(), request.body, core::SteadyClock::read());
+}
+
+Reply AdminService::check_rule(const AdminRequest& request) {
+  return get_check(store_->engine(), request.name, request.query, core::SteadyClock::read());
 }
 
 }  // namespace sluice::server

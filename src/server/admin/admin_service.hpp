@@ -31,6 +31,8 @@ class AdminService {
   Reply put_rule(const AdminRequest& request);
   Reply delete_rule(const AdminRequest& request);
   Reply validate(const AdminRequest& request);
+  Reply check(const AdminRequest& request);       // POST /v1/check (check_handlers.hpp)
+  Reply check_rule(const AdminRequest& request);  // GET /v1/check/{rule}
 
   // Counts a reply sent, for sluice_admin_requests_total{code=...}.
   void count_reply(unsigned status);

@@ -6,6 +6,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -50,11 +51,12 @@ std::optional<Reply> read_failure_reply(const beast::error_code& ec) {
 http::response<http::string_body> to_response(Reply reply, unsigned version, bool keep_alive) {
   http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
   res.set(http::field::server, "sluice");
-  res.set(http::field::content_type, reply.content_type);
+  if (!reply.content_type.empty()) res.set(http::field::content_type, reply.content_type);
   for (auto& [name, value] : reply.headers) res.set(name, value);
   res.body() = std::move(reply.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
+  if (reply.status == 204) res.erase(http::field::content_length);  // RFC 9110 15.3.5
   return res;
 }
 
@@ -124,6 +126,10 @@ asio::awaitable<void> AdminSession::run() {
       keep_alive = req.keep_alive();
     }
     service_->count_reply(reply.status);
+    if (reply.delay.count() > 0) {
+      asio::steady_timer hold(stream_.get_executor(), reply.delay);
+      std::tie(ec) = co_await hold.async_wait(kAwait);
+    }
     keep_alive = keep_alive && !closing_;
     auto res = to_response(std::move(reply), version, keep_alive);
     stream_.expires_after(kWriteTimeout);

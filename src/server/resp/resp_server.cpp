@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "resp_context.hpp"
 #include "resp_session.hpp"
@@ -39,7 +41,10 @@ namespace {
 class Listener {
  public:
   Listener(asio::io_context& io, std::shared_ptr<ServerState> state, const tcp::endpoint& at)
-      : io_(io), state_(std::move(state)), acceptor_(io), registry_(std::make_shared<SessionRegistry>()) {
+      : io_(io),
+        state_(std::move(state)),
+        acceptor_(io),
+        registry_(std::make_shared<SessionRegistry>()) {
     acceptor_.open(at.protocol());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     if (at.protocol() == tcp::v6()) acceptor_.set_option(asio::ip::v6_only(false));
@@ -61,6 +66,7 @@ class Listener {
   void close() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    retry_.cancel();
     std::vector<std::shared_ptr<Session>> open;
     {
       std::lock_guard<std::mutex> lock(registry_->mu);
@@ -78,14 +84,23 @@ class Listener {
   void accept() {
     acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) std::make_shared<Session>(state_, registry_, std::move(socket))->start();
-      accept();  // also after an error such as EMFILE: the next connection may fit
+      if (!ec) {
+        std::make_shared<Session>(state_, registry_, std::move(socket))->start();
+        return accept();
+      }
+      // Out of descriptors or memory (EMFILE, ENOBUFS): accepting again at once would spin;
+      // pause, then try again, as the connections that close make room.
+      retry_.expires_after(std::chrono::milliseconds(50));
+      retry_.async_wait([this](const boost::system::error_code& wait_ec) {
+        if (!wait_ec && acceptor_.is_open()) accept();
+      });
     });
   }
 
   asio::io_context& io_;
   std::shared_ptr<ServerState> state_;
   tcp::acceptor acceptor_;
+  asio::steady_timer retry_{io_};
   std::shared_ptr<SessionRegistry> registry_;
   tcp::endpoint local_;
 };
@@ -193,7 +208,9 @@ void RespServer::stop() {
 
 rules::Endpoint RespServer::local_endpoint() const {
   auto a = impl_->local.address();
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
   return rules::Endpoint{a.to_string(), impl_->local.port()};
 }
 

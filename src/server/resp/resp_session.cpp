@@ -16,7 +16,9 @@ namespace {
 
 std::string format_address(const tcp::endpoint& ep) {
   auto a = ep.address();
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
   return a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(ep.port())
                    : a.to_string() + ":" + std::to_string(ep.port());
 }
@@ -95,6 +97,7 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
 
 proto::resp::ParseStatus Session::collect() {
   batch_.clear();
+  if (arg_bytes_.capacity() > kKeepBytes) std::string().swap(arg_bytes_);  // after a big one
   arg_bytes_.clear();
   arg_spans_.clear();
   proto::resp::ParseStatus s = proto::resp::ParseStatus::kCommand;
@@ -143,7 +146,9 @@ void Session::write() {
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       if (ec || self->client_.close_after_reply) return self->close();
                       // Keep one buffer's capacity around; give back what a burst grew.
-                      if (self->sending_.capacity() > 64 * 1024) std::string().swap(self->sending_);
+                      if (self->sending_.capacity() > kKeepBytes) {
+                        std::string().swap(self->sending_);
+                      }
                       self->read();
                     });
 }

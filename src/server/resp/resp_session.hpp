@@ -55,6 +55,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::uint64_t run_batch(Context& ctx);
 
   static constexpr std::size_t kBatch = 64;
+  // Buffers keep this much capacity between requests; a burst's larger growth is given back.
+  static constexpr std::size_t kKeepBytes = 64 * 1024;
   struct Pending {
     std::uint32_t first = 0;  // into arg_spans_
     std::uint32_t count = 0;

@@ -33,7 +33,8 @@ struct Limit {
   bool shadow_mode = false;
   std::optional<local::TableLimit> table;  // none when unlimited
   // The table as a policy of its own, for a descriptor decided alone (no copy per request).
-  std::optional<local::Policy> alone;
+  // Mutable: deciding changes the table's states, not the limit; Policy is thread-safe.
+  mutable std::optional<local::Policy> alone;
 };
 
 // Builds the Limit of a rate_limit: a table of `budget_bytes` for the Sluice spec it maps to.

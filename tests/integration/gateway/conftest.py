@@ -280,6 +280,8 @@ class Sluice:
                 self.proc.kill()
                 self.proc.wait()
         self.stderr_file.close()
+        report = self.stderr()
+        assert "Sanitizer" not in report and "runtime error" not in report, report
 
     def metric(self, name, **labels):
         """The sum of a metric's samples that carry `labels` (0 when there is none)."""

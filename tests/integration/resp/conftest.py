@@ -1,6 +1,6 @@
-"""Fixtures for the RESP listener tests: a real `sluice serve --resp 127.0.0.1:0` (no config
-file), its port read from its start-up line, and raw-socket helpers for what client libraries
-would never send."""
+"""Fixtures for the RESP listener tests: a real `sluice serve --resp 127.0.0.1:PORT` (no
+config file) on free ports, and raw-socket helpers for what client libraries would never
+send."""
 import os
 import re
 import socket
@@ -11,23 +11,24 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from integration_support import sluice_binary, terminate, wait_until  # noqa: E402
+from integration_support import free_port, sluice_binary, terminate, wait_until  # noqa: E402
 
 
 class Sluice:
     def __init__(self, tmp_path):
         self.log_path = str(tmp_path / "sluice.stderr")
         self.log = open(self.log_path, "wb")
+        self.port = free_port()
         self.proc = subprocess.Popen(
-            [sluice_binary(), "serve", "--resp", "127.0.0.1:0", "--admin", "127.0.0.1:0"],
+            [sluice_binary(), "serve", "--resp", f"127.0.0.1:{self.port}",
+             "--admin", f"127.0.0.1:{free_port()}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
 
-        def port():
+        def listening():
             assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
-            m = re.search(r"resp listening on [^\s:]+:(\d+)", self.stderr())
-            return int(m.group(1)) if m else None
+            return re.search(r"resp listening on \S+:%d\b" % self.port, self.stderr())
 
-        self.port = wait_until(port, timeout=10, what="sluice to listen for RESP")
+        wait_until(listening, timeout=10, what="sluice to listen for RESP")
 
     def stderr(self):
         with open(self.log_path, "rb") as f:

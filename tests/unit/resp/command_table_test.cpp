@@ -38,7 +38,8 @@ TEST_F(Dispatch, AnswersUnknownCommandsWithRedisText) {
   EXPECT_EQ(run({"x", std::string(200, 'y'), "z"}),
             "-ERR unknown command 'x', with args beginning with: '" + std::string(128, 'y') +
                 "' \r\n");
-  EXPECT_EQ(run({"x", "a\r\nb"}), "-ERR unknown command 'x', with args beginning with: 'a  b' \r\n");
+  EXPECT_EQ(run({"x", "a\r\nb"}),
+            "-ERR unknown command 'x', with args beginning with: 'a  b' \r\n");
 }
 
 TEST_F(Dispatch, ChecksArityWithRedisText) {

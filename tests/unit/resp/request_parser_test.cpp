@@ -168,7 +168,8 @@ TEST(RequestParser, NamesMalformedHeadersAsRedisDoes) {
   EXPECT_EQ(error_of("*1\r\n$1x\r\n"), "Protocol error: invalid bulk length");
   EXPECT_EQ(error_of("*1\r\n$01\r\nx\r\n"), "Protocol error: invalid bulk length");
   EXPECT_EQ(error_of("*" + std::string(40, '9')), "Protocol error: too big mbulk count string");
-  EXPECT_EQ(error_of("*1\r\n$" + std::string(40, '1')), "Protocol error: too big bulk count string");
+  EXPECT_EQ(error_of("*1\r\n$" + std::string(40, '1')),
+            "Protocol error: too big bulk count string");
 }
 
 TEST(RequestParser, RefusesBinaryGarbage) {

@@ -1,10 +1,5 @@
-// The YAML configuration in and out (sluice/rules/config_loader.hpp). Reading is two passes:
-// parsing turns each YAML value into the model and reports what cannot be read; the checks
-// then judge the model (combinations, references, names) and place each error on the line its
-// field came from, through an Origin recorded while parsing. validate() runs the same checks
-// on a set made by the admin API, whose entries have no lines.
-#include "sluice/rules/config_loader.hpp"
-
+// Reading the YAML config into a RuleSet (config_loader.hpp): each value into the model, errors at
+// their lines, and an Origin per entry so the checks that follow can place theirs too.
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,31 +9,34 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
-#include <limits>
 #include <map>
-#include <set>
 
+#include "config_internal.hpp"
+#include "sluice/core/time.hpp"
+#include "sluice/rules/config_loader.hpp"
+#include "sluice/spec/limit_spec.hpp"
 #include "sluice/table/slot_arena.hpp"
 
 namespace sluice::rules {
+
+using config_internal::check_all;
+using config_internal::check_rule;
+using config_internal::Errors;
+using config_internal::kActions;
+using config_internal::kCombines;
+using config_internal::kOnMissingKey;
+using config_internal::Named;
+using config_internal::Origin;
+using config_internal::Origins;
+using config_internal::quoted;
+using config_internal::shown_field;
+
 namespace {
 
 using core::Nanos;
 
 // ---------------------------------------------------------------------------------------------
-// Names of the enumerations, shared by reading (with the accepted list in errors) and writing.
-
-template <class E>
-struct Named {
-  std::string_view name;
-  E value;
-};
-
-constexpr Named<Action> kActions[] = {
-    {"reject", Action::kReject}, {"delay", Action::kDelay}, {"dry-run", Action::kDryRun}};
-constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
-                                                 {"deny", OnMissingKey::kDeny}};
-constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
+// Value syntaxes.
 
 struct KeyKind {
   std::string_view name;
@@ -53,14 +51,6 @@ constexpr KeyKind kKeyKinds[] = {
     {"const", KeyPart::Kind::kConst, "VALUE"},
 };
 
-template <class E, std::size_t N>
-std::string_view name_of(const Named<E> (&table)[N], E value) {
-  for (const auto& n : table) {
-    if (n.value == value) return n.name;
-  }
-  return "?";
-}
-
 template <class Row, class Show, std::size_t N>
 std::string join(const Row (&rows)[N], Show show) {
   std::string out;
@@ -72,28 +62,6 @@ std::string usage_of(const KeyKind& k) {
   return std::string(k.name) + (k.argument.empty() ? "" : ":" + std::string(k.argument));
 }
 
-std::string format_key_part(const KeyPart& part) {
-  for (const auto& k : kKeyKinds) {
-    if (k.kind == part.kind) {
-      return std::string(k.name) + (k.argument.empty() ? "" : ":" + part.name);
-    }
-  }
-  return "?";
-}
-
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-// A field path as errors show it: "servers.1" is the field "servers" (the line says which item).
-std::string shown_field(std::string_view path) {
-  const auto dot = path.rfind('.');
-  const bool indexed = dot != std::string_view::npos && dot + 1 < path.size() &&
-                       path.find_first_not_of("0123456789", dot + 1) == std::string_view::npos;
-  return quoted(indexed ? path.substr(0, dot) : path);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Value syntaxes.
-
 bool is_tchar(char c) {  // RFC 9110 token characters: header and cookie names, methods
   return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
@@ -101,13 +69,6 @@ bool is_tchar(char c) {  // RFC 9110 token characters: header and cookie names, 
 
 bool is_token(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
-}
-
-// Names of rules, routes and upstreams appear in admin URLs and metric labels.
-bool is_entry_name(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
-  });
 }
 
 bool is_host_name(std::string_view s) {
@@ -154,15 +115,6 @@ std::optional<std::string> host_problem(std::string_view host) {
   return std::nullopt;
 }
 
-std::string format_bytes(std::size_t bytes) {
-  constexpr std::pair<std::size_t, std::string_view> kUnits[] = {
-      {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}};
-  for (const auto& [size, unit] : kUnits) {
-    if (bytes != 0 && bytes % size == 0) return std::to_string(bytes / size) + std::string(unit);
-  }
-  return std::to_string(bytes);
-}
-
 core::Expected<KeyPart> parse_key_part(std::string_view text) {
   const auto colon = text.find(':');
   const std::string_view kind = text.substr(0, colon);
@@ -195,76 +147,6 @@ core::Expected<KeyPart> parse_key_part(std::string_view text) {
   }
   return KeyPart{row->kind, argument};
 }
-
-// ---------------------------------------------------------------------------------------------
-// Errors, and where each entry's fields were written.
-
-class Errors {
- public:
-  void add(int line, std::string message) { list_.push_back({"", line, std::move(message)}); }
-  bool empty() const { return list_.empty(); }
-  std::vector<ConfigError> located(const std::string& file) && {
-    std::stable_sort(list_.begin(), list_.end(),
-                     [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
-    for (auto& e : list_) e.file = file;
-    return std::move(list_);
-  }
-  std::string joined() const {
-    std::string out;
-    for (const auto& e : list_) out += (out.empty() ? "" : "; ") + e.message;
-    return out;
-  }
-
- private:
-  std::vector<ConfigError> list_;
-};
-
-// Where one entry (the top level, an upstream, a route, a rule) and its fields were written,
-// and which fields were already reported as unreadable, so the checks neither repeat an error
-// nor judge a default that stands in for a broken value. Paths are dotted: "match.path_exact",
-// "rules.2" (the third item of a list).
-struct Origin {
-  int line = 0;
-  std::map<std::string, int, std::less<>> fields;
-  std::set<std::string, std::less<>> bad;
-
-  // The line of `path`, else of its closest written parent, else of the entry.
-  int at(std::string_view path) const {
-    while (true) {
-      if (auto it = fields.find(path); it != fields.end()) return it->second;
-      const auto dot = path.rfind('.');
-      if (dot == std::string_view::npos) return line;
-      path = path.substr(0, dot);
-    }
-  }
-  bool written(std::string_view path) const { return fields.contains(path); }
-  bool ok(std::string_view path) const { return !bad.contains(path); }
-  void mark_bad(std::string_view path) {
-    while (true) {
-      bad.emplace(path);
-      const auto dot = path.rfind('.');
-      if (dot == std::string_view::npos) return;
-      path = path.substr(0, dot);
-    }
-  }
-};
-
-// Parallel to RuleSet's vectors; `top` holds the top-level fields ("listen").
-struct Origins {
-  Origin top;
-  std::vector<Origin> upstreams, routes, rules;
-
-  static Origins of(const RuleSet& rs) {  // a set without a file: only the entries' own lines
-    Origins o;
-    auto lines = [](const auto& entries, std::vector<Origin>& out) {
-      for (const auto& e : entries) out.push_back(Origin{e.line, {}, {}});
-    };
-    lines(rs.upstreams, o.upstreams);
-    lines(rs.routes, o.routes);
-    lines(rs.rules, o.rules);
-    return o;
-  }
-};
 
 int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
 int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
@@ -538,8 +420,6 @@ class Section {
   std::map<std::string, Field, std::less<>> fields_;
 };
 
-constexpr std::string_view kLimitExample = "e.g. limit: token-bucket:rate=10/s,burst=20";
-
 Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors& errors,
                Origin& origin, bool name_field) {
   Rule r;
@@ -703,249 +583,16 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   return rs;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Checks on the model.
-
-std::string name_problem(std::string_view what, std::string_view name) {
-  return what.empty() ? "" : std::string(what) + " name " + quoted(name) +
-                                 " may hold only letters, digits, '_', '-' and '.' (it "
-                                 "appears in admin URLs and metric labels)";
-}
-
-template <class T>
-std::string defined_names(const std::vector<T>& entries, std::string_view what) {
-  if (entries.empty()) return "no " + std::string(what) + "s are defined";
-  std::string out = "defined: ";
-  for (std::size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i].name;
-  return out;
-}
-
-template <class T>
-void check_unique(const std::vector<T>& entries, const std::vector<Origin>& origins,
-                  std::string_view what, Errors& errors) {
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (entries[j].name != entries[i].name || entries[i].name.empty()) continue;
-      const int first = origins[j].line;
-      errors.add(origins[i].line, "duplicate " + std::string(what) + " name " +
-                                      quoted(entries[i].name) +
-                                      (first > 0 ? " (first at line " + std::to_string(first) + ")"
-                                                 : ""));
-      break;
-    }
-  }
-}
-
-void check_rule(const Rule& r, const Origin& o, Errors& errors) {
-  const std::string p = "rule " + quoted(r.name) + ": ";
-  auto fail = [&](std::string_view field, const std::string& problem) {
-    errors.add(o.at(field), p + "field " + quoted(field) + ": " + problem);
-  };
-  if (!is_entry_name(r.name)) errors.add(o.line, p + name_problem("rule", r.name));
-  const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
-  if (o.ok("limit") && r.limit_text.empty()) {
-    errors.add(o.line, p + "missing field 'limit' (" + std::string(kLimitExample) + ")");
-  }
-  if (limit_ok && r.limit.algorithm == "sliding-log") {
-    fail("limit",
-         "sliding-log keeps a log of every request per key, which a fixed-size table cannot "
-         "hold; use sliding-window (same limit and window, bounded memory)");
-  }
-  if (o.ok("key") && r.key.empty()) {
-    errors.add(o.at("key"),
-               p + (o.written("key") ? "field 'key': needs at least one part"
-                                     : "missing field 'key'") +
-                   " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
-  }
-  const bool action_ok = o.ok("action");
-  if (action_ok && r.action == Action::kDelay && limit_ok) {
-    if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
-      fail("action",
-           "a concurrency limit cannot delay: a lease frees when a request ends, not after a "
-           "time; use reject or dry-run");
-    } else if (r.limit.wait == spec::WaitSupport::kRejectOnly) {
-      fail("action", r.limit.algorithm +
-                         " decides only now and cannot delay a request; use reject or dry-run, "
-                         "or a limit that can wait (token-bucket, gcra, leaky-bucket, "
-                         "smooth-bursty, smooth-warmup, queue)");
-    }
-  }
-  if (action_ok && o.ok("max_wait")) {
-    if (r.action == Action::kDelay && r.max_wait <= 0) {
-      fail("action",
-           "'delay' needs max_wait, the longest a request is held (e.g. max_wait: 500ms)");
-    }
-    if (r.action != Action::kDelay && (r.max_wait != 0 || o.written("max_wait"))) {
-      fail("max_wait", "applies only to action 'delay' (this rule's action is '" +
-                           std::string(name_of(kActions, r.action)) +
-                           "'); remove it or use action: delay");
-    }
-  }
-  if (o.ok("status") && (r.status < 400 || r.status > 599)) {
-    fail("status", std::to_string(r.status) +
-                       " is not an error status (accepted: 400 to 599; the default is 429)");
-  }
-}
-
-void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Origin& o,
-                 Errors& errors) {
-  const std::string p =
-      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
-  auto fail = [&](std::string_view field, const std::string& problem) {
-    errors.add(o.at(field), p + "field " + shown_field(field) + ": " + problem);
-  };
-  if (o.ok("name")) {
-    if (r.name.empty()) {
-      errors.add(o.line, p + "missing field 'name' (e.g. name: api)");
-    } else if (!is_entry_name(r.name)) {
-      errors.add(o.at("name"), p + name_problem("route", r.name));
-    }
-  }
-  const bool upstream = !r.upstream.empty() || !o.ok("upstream");
-  const bool respond = r.respond_status.has_value() || !o.ok("respond");
-  if (upstream && respond) {
-    errors.add(std::max(o.at("upstream"), o.at("respond")),
-               p + "has both 'upstream' and 'respond'; a route either proxies or answers "
-                   "itself: keep one");
-  } else if (!upstream && !respond) {
-    errors.add(o.line, p + "needs 'upstream' (proxy to it) or 'respond' (answer locally), e.g. "
-                           "upstream: app");
-  }
-  if (!r.upstream.empty() && o.ok("upstream") && rs.upstream(r.upstream) == nullptr) {
-    fail("upstream", "no upstream named " + quoted(r.upstream) + " (" +
-                         defined_names(rs.upstreams, "upstream") + ")");
-  }
-  if (r.respond_status && o.ok("respond.status") &&
-      (*r.respond_status < 200 || *r.respond_status > 599)) {
-    fail("respond.status", std::to_string(*r.respond_status) + " is out of range (accepted: 200 to 599)");
-  }
-  if (!r.match.path_prefix.empty() && !r.match.path_exact.empty()) {
-    fail("match.path_exact", "path_prefix and path_exact exclude each other; keep one");
-  }
-  for (std::size_t i = 0; i < r.rules.size(); ++i) {
-    const std::string path = "rules." + std::to_string(i);
-    if (rs.rule(r.rules[i]) == nullptr) {
-      fail(path, "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
-    } else if (std::find(r.rules.begin(), r.rules.begin() + static_cast<std::ptrdiff_t>(i),
-                         r.rules[i]) != r.rules.begin() + static_cast<std::ptrdiff_t>(i)) {
-      fail(path, "rule " + quoted(r.rules[i]) + " is listed twice");
-    }
-  }
-}
-
-void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
-  const std::string p = "upstream " + quoted(u.name) + ": ";
-  if (!is_entry_name(u.name)) errors.add(o.line, p + name_problem("upstream", u.name));
-  if (o.ok("servers") && u.servers.empty()) {
-    errors.add(o.at("servers"), p + (o.written("servers") ? "field 'servers': needs at least one server"
-                                                          : "missing field 'servers'") +
-                                    " (e.g. servers: [127.0.0.1:8081])");
-  }
-}
-
-void check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
-  if (rs.listen && o.top.ok("listen")) {
-    if (rs.routes.empty() && o.top.ok("routes")) {
-      errors.add(o.top.at("listen"),
-                 "field 'listen': the gateway has no routes, so it would answer every request "
-                 "404; add routes, or remove listen to serve only the admin API and decision "
-                 "service");
-    }
-    if (*rs.listen == rs.admin) {
-      errors.add(o.top.at("listen"), "field 'listen': " + format_endpoint(rs.admin) +
-                                         " is also the admin address; give them different ports");
-    }
-  }
-  check_unique(rs.upstreams, o.upstreams, "upstream", errors);
-  check_unique(rs.routes, o.routes, "route", errors);
-  check_unique(rs.rules, o.rules, "rule", errors);
-  for (std::size_t i = 0; i < rs.upstreams.size(); ++i) {
-    check_upstream(rs.upstreams[i], o.upstreams[i], errors);
-  }
-  for (std::size_t i = 0; i < rs.routes.size(); ++i) {
-    check_route(rs.routes[i], i, rs, o.routes[i], errors);
-  }
-  for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Writing.
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& items) {
-  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (const auto& i : items) out << i;
-  out << YAML::EndSeq;
-}
-
-void emit_rule(YAML::Emitter& out, const Rule& r) {
-  out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "limit" << YAML::Value << r.limit_text;
-  std::vector<std::string> key;
-  for (const auto& part : r.key) key.push_back(format_key_part(part));
-  if (key.size() == 1) {
-    out << YAML::Key << "key" << YAML::Value << key.front();
-  } else {
-    emit_list(out, "key", key);
-  }
-  out << YAML::Key << "action" << YAML::Value << std::string(name_of(kActions, r.action));
-  if (r.action == Action::kDelay) {
-    out << YAML::Key << "max_wait" << YAML::Value << core::format_duration(r.max_wait);
-  }
-  out << YAML::Key << "status" << YAML::Value << r.status;
-  out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.body;
-  out << YAML::Key << "on_missing_key" << YAML::Value
-      << std::string(name_of(kOnMissingKey, r.on_missing_key));
-  out << YAML::EndMap;
-}
-
-void emit_route(YAML::Emitter& out, const Route& r) {
-  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name;
-  const RouteMatch& m = r.match;
-  if (!m.host.empty() || !m.path_prefix.empty() || !m.path_exact.empty() || !m.methods.empty()) {
-    out << YAML::Key << "match" << YAML::Value << YAML::BeginMap;
-    for (auto [field, value] : {std::pair{"host", &m.host}, std::pair{"path_prefix", &m.path_prefix},
-                                std::pair{"path_exact", &m.path_exact}}) {
-      if (!value->empty()) out << YAML::Key << field << YAML::Value << *value;
-    }
-    if (!m.methods.empty()) emit_list(out, "methods", m.methods);
-    out << YAML::EndMap;
-  }
-  if (r.respond_status) {
-    out << YAML::Key << "respond" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "status" << YAML::Value << *r.respond_status;
-    out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.respond_body;
-    out << YAML::EndMap;
-  } else {
-    out << YAML::Key << "upstream" << YAML::Value << r.upstream;
-  }
-  emit_list(out, "rules", r.rules);
-  out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
-  out << YAML::EndMap;
-}
-
 }  // namespace
+
+std::string config_internal::format_key_part(const KeyPart& part) {
+  for (const auto& k : kKeyKinds) {
+    if (k.kind == part.kind) {
+      return std::string(k.name) + (k.argument.empty() ? "" : ":" + part.name);
+    }
+  }
+  return "?";
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -1096,76 +743,6 @@ core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_o
   }
   if (!errors.empty()) return core::make_error(errors.joined());
   return *std::move(rule);
-}
-
-std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {
-  Errors errors;
-  check_all(rules, Origins::of(rules), errors);
-  return std::move(errors).located(file_name);
-}
-
-std::string to_yaml(const RuleSet& rs) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
-  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
-  out << YAML::Key << "workers" << YAML::Value << rs.workers;
-  if (!rs.trusted_proxies.empty()) {
-    std::vector<std::string> texts;
-    for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
-    emit_list(out, "trusted_proxies", texts);
-  }
-  out << YAML::Key << "memory" << YAML::Value << format_bytes(rs.memory);
-  out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
-  for (auto [field, value] :
-       {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
-        std::pair{"idle", rs.timeouts.idle}, std::pair{"upstream", rs.timeouts.upstream}}) {
-    out << YAML::Key << field << YAML::Value << core::format_duration(value);
-  }
-  out << YAML::EndMap;
-  out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "ratelimit" << YAML::Value << rs.ratelimit_headers;
-  out << YAML::Key << "legacy" << YAML::Value << rs.legacy_headers;
-  out << YAML::EndMap;
-  if (!rs.access_log.empty()) {
-    out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
-  }
-  out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
-
-  out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
-  for (const auto& u : rs.upstreams) {
-    out << YAML::Key << u.name << YAML::Value << YAML::BeginMap;
-    std::vector<std::string> servers;
-    for (const auto& s : u.servers) servers.push_back(format_endpoint(s));
-    emit_list(out, "servers", servers);
-    out << YAML::Key << "max_fails" << YAML::Value << u.max_fails;
-    out << YAML::Key << "fail_timeout" << YAML::Value << core::format_duration(u.fail_timeout);
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
-  out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
-  for (const auto& r : rs.routes) emit_route(out, r);
-  out << YAML::EndSeq;
-  out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
-  for (const auto& r : rs.rules) emit_rule(out, r);
-  out << YAML::EndMap;
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
-
-std::string rule_to_json(const Rule& r) {
-  std::string out = "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) +
-                    ",\"key\":[";
-  for (std::size_t i = 0; i < r.key.size(); ++i) {
-    out += (i ? "," : "") + json_string(format_key_part(r.key[i]));
-  }
-  out += "],\"action\":" + json_string(name_of(kActions, r.action));
-  if (r.action == Action::kDelay) {
-    out += ",\"max_wait\":" + json_string(core::format_duration(r.max_wait));
-  }
-  out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
-         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key)) + "}";
-  return out;
 }
 
 }  // namespace sluice::rules

@@ -1,0 +1,211 @@
+// The checks on a read RuleSet (config_loader.hpp): combinations, references and names that no
+// single value shows wrong, each error placed through the Origin of the field it concerns.
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config_internal.hpp"
+#include "sluice/rules/config_loader.hpp"
+
+namespace sluice::rules {
+
+using config_internal::Errors;
+using config_internal::kActions;
+using config_internal::name_of;
+using config_internal::Origin;
+using config_internal::Origins;
+using config_internal::quoted;
+using config_internal::shown_field;
+
+namespace {
+
+// Names of rules, routes and upstreams appear in admin URLs and metric labels.
+bool is_entry_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+  });
+}
+
+constexpr std::string_view kLimitExample = "e.g. limit: token-bucket:rate=10/s,burst=20";
+
+std::string name_problem(std::string_view what, std::string_view name) {
+  return what.empty() ? "" : std::string(what) + " name " + quoted(name) +
+                                 " may hold only letters, digits, '_', '-' and '.' (it "
+                                 "appears in admin URLs and metric labels)";
+}
+
+template <class T>
+std::string defined_names(const std::vector<T>& entries, std::string_view what) {
+  if (entries.empty()) return "no " + std::string(what) + "s are defined";
+  std::string out = "defined: ";
+  for (std::size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i].name;
+  return out;
+}
+
+template <class T>
+void check_unique(const std::vector<T>& entries, const std::vector<Origin>& origins,
+                  std::string_view what, Errors& errors) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (entries[j].name != entries[i].name || entries[i].name.empty()) continue;
+      const int first = origins[j].line;
+      errors.add(origins[i].line, "duplicate " + std::string(what) + " name " +
+                                      quoted(entries[i].name) +
+                                      (first > 0 ? " (first at line " + std::to_string(first) + ")"
+                                                 : ""));
+      break;
+    }
+  }
+}
+
+void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Origin& o,
+                 Errors& errors) {
+  const std::string p =
+      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
+  auto fail = [&](std::string_view field, const std::string& problem) {
+    errors.add(o.at(field), p + "field " + shown_field(field) + ": " + problem);
+  };
+  if (o.ok("name")) {
+    if (r.name.empty()) {
+      errors.add(o.line, p + "missing field 'name' (e.g. name: api)");
+    } else if (!is_entry_name(r.name)) {
+      errors.add(o.at("name"), p + name_problem("route", r.name));
+    }
+  }
+  const bool upstream = !r.upstream.empty() || !o.ok("upstream");
+  const bool respond = r.respond_status.has_value() || !o.ok("respond");
+  if (upstream && respond) {
+    errors.add(std::max(o.at("upstream"), o.at("respond")),
+               p + "has both 'upstream' and 'respond'; a route either proxies or answers "
+                   "itself: keep one");
+  } else if (!upstream && !respond) {
+    errors.add(o.line, p + "needs 'upstream' (proxy to it) or 'respond' (answer locally), e.g. "
+                           "upstream: app");
+  }
+  if (!r.upstream.empty() && o.ok("upstream") && rs.upstream(r.upstream) == nullptr) {
+    fail("upstream", "no upstream named " + quoted(r.upstream) + " (" +
+                         defined_names(rs.upstreams, "upstream") + ")");
+  }
+  if (r.respond_status && o.ok("respond.status") &&
+      (*r.respond_status < 200 || *r.respond_status > 599)) {
+    fail("respond.status", std::to_string(*r.respond_status) + " is out of range (accepted: 200 to 599)");
+  }
+  if (!r.match.path_prefix.empty() && !r.match.path_exact.empty()) {
+    fail("match.path_exact", "path_prefix and path_exact exclude each other; keep one");
+  }
+  for (std::size_t i = 0; i < r.rules.size(); ++i) {
+    const std::string path = "rules." + std::to_string(i);
+    if (rs.rule(r.rules[i]) == nullptr) {
+      fail(path, "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
+    } else if (std::find(r.rules.begin(), r.rules.begin() + static_cast<std::ptrdiff_t>(i),
+                         r.rules[i]) != r.rules.begin() + static_cast<std::ptrdiff_t>(i)) {
+      fail(path, "rule " + quoted(r.rules[i]) + " is listed twice");
+    }
+  }
+}
+
+void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
+  const std::string p = "upstream " + quoted(u.name) + ": ";
+  if (!is_entry_name(u.name)) errors.add(o.line, p + name_problem("upstream", u.name));
+  if (o.ok("servers") && u.servers.empty()) {
+    errors.add(o.at("servers"), p + (o.written("servers") ? "field 'servers': needs at least one server"
+                                                          : "missing field 'servers'") +
+                                    " (e.g. servers: [127.0.0.1:8081])");
+  }
+}
+
+}  // namespace
+
+std::string config_internal::shown_field(std::string_view path) {
+  const auto dot = path.rfind('.');
+  const bool indexed = dot != std::string_view::npos && dot + 1 < path.size() &&
+                       path.find_first_not_of("0123456789", dot + 1) == std::string_view::npos;
+  return quoted(indexed ? path.substr(0, dot) : path);
+}
+
+void config_internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
+  const std::string p = "rule " + quoted(r.name) + ": ";
+  auto fail = [&](std::string_view field, const std::string& problem) {
+    errors.add(o.at(field), p + "field " + quoted(field) + ": " + problem);
+  };
+  if (!is_entry_name(r.name)) errors.add(o.line, p + name_problem("rule", r.name));
+  const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
+  if (o.ok("limit") && r.limit_text.empty()) {
+    errors.add(o.line, p + "missing field 'limit' (" + std::string(kLimitExample) + ")");
+  }
+  if (limit_ok && r.limit.algorithm == "sliding-log") {
+    fail("limit",
+         "sliding-log keeps a log of every request per key, which a fixed-size table cannot "
+         "hold; use sliding-window (same limit and window, bounded memory)");
+  }
+  if (o.ok("key") && r.key.empty()) {
+    errors.add(o.at("key"),
+               p + (o.written("key") ? "field 'key': needs at least one part"
+                                     : "missing field 'key'") +
+                   " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
+  }
+  const bool action_ok = o.ok("action");
+  if (action_ok && r.action == Action::kDelay && limit_ok) {
+    if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+      fail("action",
+           "a concurrency limit cannot delay: a lease frees when a request ends, not after a "
+           "time; use reject or dry-run");
+    } else if (r.limit.wait == spec::WaitSupport::kRejectOnly) {
+      fail("action", r.limit.algorithm +
+                         " decides only now and cannot delay a request; use reject or dry-run, "
+                         "or a limit that can wait (token-bucket, gcra, leaky-bucket, "
+                         "smooth-bursty, smooth-warmup, queue)");
+    }
+  }
+  if (action_ok && o.ok("max_wait")) {
+    if (r.action == Action::kDelay && r.max_wait <= 0) {
+      fail("action",
+           "'delay' needs max_wait, the longest a request is held (e.g. max_wait: 500ms)");
+    }
+    if (r.action != Action::kDelay && (r.max_wait != 0 || o.written("max_wait"))) {
+      fail("max_wait", "applies only to action 'delay' (this rule's action is '" +
+                           std::string(name_of(kActions, r.action)) +
+                           "'); remove it or use action: delay");
+    }
+  }
+  if (o.ok("status") && (r.status < 400 || r.status > 599)) {
+    fail("status", std::to_string(r.status) +
+                       " is not an error status (accepted: 400 to 599; the default is 429)");
+  }
+}
+
+void config_internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
+  if (rs.listen && o.top.ok("listen")) {
+    if (rs.routes.empty() && o.top.ok("routes")) {
+      errors.add(o.top.at("listen"),
+                 "field 'listen': the gateway has no routes, so it would answer every request "
+                 "404; add routes, or remove listen to serve only the admin API and decision "
+                 "service");
+    }
+    if (*rs.listen == rs.admin) {
+      errors.add(o.top.at("listen"), "field 'listen': " + format_endpoint(rs.admin) +
+                                         " is also the admin address; give them different ports");
+    }
+  }
+  check_unique(rs.upstreams, o.upstreams, "upstream", errors);
+  check_unique(rs.routes, o.routes, "route", errors);
+  check_unique(rs.rules, o.rules, "rule", errors);
+  for (std::size_t i = 0; i < rs.upstreams.size(); ++i) {
+    check_upstream(rs.upstreams[i], o.upstreams[i], errors);
+  }
+  for (std::size_t i = 0; i < rs.routes.size(); ++i) {
+    check_route(rs.routes[i], i, rs, o.routes[i], errors);
+  }
+  for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
+}
+
+std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {
+  Errors errors;
+  check_all(rules, Origins::of(rules), errors);
+  return std::move(errors).located(file_name);
+}
+
+}  // namespace sluice::rules

@@ -1,0 +1,124 @@
+// What the config reader, checks and writer (config_loader.hpp, split by stage) share: the names
+// of the enumerations, and the error list with the line each entry's fields were written on.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/rules/config_loader.hpp"
+#include "sluice/rules/rule_set.hpp"
+
+namespace sluice::rules::config_internal {
+
+// Names of the enumerations, shared by reading (with the accepted list in errors) and writing.
+
+template <class E>
+struct Named {
+  std::string_view name;
+  E value;
+};
+
+inline constexpr Named<Action> kActions[] = {
+    {"reject", Action::kReject}, {"delay", Action::kDelay}, {"dry-run", Action::kDryRun}};
+inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
+                                                        {"deny", OnMissingKey::kDeny}};
+inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
+
+template <class E, std::size_t N>
+std::string_view name_of(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table) {
+    if (n.value == value) return n.name;
+  }
+  return "?";
+}
+
+inline std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// A field path as errors show it: "servers.1" is the field "servers" (the line says which item).
+std::string shown_field(std::string_view path);
+
+// "header:X-Api-Key", as written in a rule's key (config_reader.cpp, beside the parser).
+std::string format_key_part(const KeyPart& part);
+
+// ---------------------------------------------------------------------------------------------
+// Errors, and where each entry's fields were written.
+
+class Errors {
+ public:
+  void add(int line, std::string message) { list_.push_back({"", line, std::move(message)}); }
+  bool empty() const { return list_.empty(); }
+  std::vector<ConfigError> located(const std::string& file) && {
+    std::stable_sort(list_.begin(), list_.end(),
+                     [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
+    for (auto& e : list_) e.file = file;
+    return std::move(list_);
+  }
+  std::string joined() const {
+    std::string out;
+    for (const auto& e : list_) out += (out.empty() ? "" : "; ") + e.message;
+    return out;
+  }
+
+ private:
+  std::vector<ConfigError> list_;
+};
+
+// Where one entry (the top level, an upstream, a route, a rule) and its fields were written,
+// and which fields were already reported as unreadable, so the checks neither repeat an error
+// nor judge a default that stands in for a broken value. Paths are dotted: "match.path_exact",
+// "rules.2" (the third item of a list).
+struct Origin {
+  int line = 0;
+  std::map<std::string, int, std::less<>> fields;
+  std::set<std::string, std::less<>> bad;
+
+  // The line of `path`, else of its closest written parent, else of the entry.
+  int at(std::string_view path) const {
+    while (true) {
+      if (auto it = fields.find(path); it != fields.end()) return it->second;
+      const auto dot = path.rfind('.');
+      if (dot == std::string_view::npos) return line;
+      path = path.substr(0, dot);
+    }
+  }
+  bool written(std::string_view path) const { return fields.contains(path); }
+  bool ok(std::string_view path) const { return !bad.contains(path); }
+  void mark_bad(std::string_view path) {
+    while (true) {
+      bad.emplace(path);
+      const auto dot = path.rfind('.');
+      if (dot == std::string_view::npos) return;
+      path = path.substr(0, dot);
+    }
+  }
+};
+
+// Parallel to RuleSet's vectors; `top` holds the top-level fields ("listen").
+struct Origins {
+  Origin top;
+  std::vector<Origin> upstreams, routes, rules;
+
+  static Origins of(const RuleSet& rs) {  // a set without a file: only the entries' own lines
+    Origins o;
+    auto lines = [](const auto& entries, std::vector<Origin>& out) {
+      for (const auto& e : entries) out.push_back(Origin{e.line, {}, {}});
+    };
+    lines(rs.upstreams, o.upstreams);
+    lines(rs.routes, o.routes);
+    lines(rs.rules, o.rules);
+    return o;
+  }
+};
+
+// The checks on the model (config_checks.cpp), run by loading after reading and by validate().
+void check_rule(const Rule& r, const Origin& o, Errors& errors);
+void check_all(const RuleSet& rs, const Origins& o, Errors& errors);
+
+}  // namespace sluice::rules::config_internal

@@ -1,0 +1,175 @@
+// Writing a RuleSet back out (config_loader.hpp): YAML for write-back, which loads again to an
+// equal set, and a rule as JSON for the admin API, which parse_rule reads back.
+#include <yaml-cpp/yaml.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config_internal.hpp"
+#include "sluice/core/time.hpp"
+#include "sluice/rules/config_loader.hpp"
+
+namespace sluice::rules {
+
+using config_internal::format_key_part;
+using config_internal::kActions;
+using config_internal::kCombines;
+using config_internal::kOnMissingKey;
+using config_internal::name_of;
+
+namespace {
+
+std::string format_bytes(std::size_t bytes) {
+  constexpr std::pair<std::size_t, std::string_view> kUnits[] = {
+      {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}};
+  for (const auto& [size, unit] : kUnits) {
+    if (bytes != 0 && bytes % size == 0) return std::to_string(bytes / size) + std::string(unit);
+  }
+  return std::to_string(bytes);
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& items) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& i : items) out << i;
+  out << YAML::EndSeq;
+}
+
+void emit_rule(YAML::Emitter& out, const Rule& r) {
+  out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "limit" << YAML::Value << r.limit_text;
+  std::vector<std::string> key;
+  for (const auto& part : r.key) key.push_back(format_key_part(part));
+  if (key.size() == 1) {
+    out << YAML::Key << "key" << YAML::Value << key.front();
+  } else {
+    emit_list(out, "key", key);
+  }
+  out << YAML::Key << "action" << YAML::Value << std::string(name_of(kActions, r.action));
+  if (r.action == Action::kDelay) {
+    out << YAML::Key << "max_wait" << YAML::Value << core::format_duration(r.max_wait);
+  }
+  out << YAML::Key << "status" << YAML::Value << r.status;
+  out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.body;
+  out << YAML::Key << "on_missing_key" << YAML::Value
+      << std::string(name_of(kOnMissingKey, r.on_missing_key));
+  out << YAML::EndMap;
+}
+
+void emit_route(YAML::Emitter& out, const Route& r) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name;
+  const RouteMatch& m = r.match;
+  if (!m.host.empty() || !m.path_prefix.empty() || !m.path_exact.empty() || !m.methods.empty()) {
+    out << YAML::Key << "match" << YAML::Value << YAML::BeginMap;
+    for (auto [field, value] : {std::pair{"host", &m.host}, std::pair{"path_prefix", &m.path_prefix},
+                                std::pair{"path_exact", &m.path_exact}}) {
+      if (!value->empty()) out << YAML::Key << field << YAML::Value << *value;
+    }
+    if (!m.methods.empty()) emit_list(out, "methods", m.methods);
+    out << YAML::EndMap;
+  }
+  if (r.respond_status) {
+    out << YAML::Key << "respond" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "status" << YAML::Value << *r.respond_status;
+    out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.respond_body;
+    out << YAML::EndMap;
+  } else {
+    out << YAML::Key << "upstream" << YAML::Value << r.upstream;
+  }
+  emit_list(out, "rules", r.rules);
+  out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const RuleSet& rs) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
+  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
+  out << YAML::Key << "workers" << YAML::Value << rs.workers;
+  if (!rs.trusted_proxies.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
+    emit_list(out, "trusted_proxies", texts);
+  }
+  out << YAML::Key << "memory" << YAML::Value << format_bytes(rs.memory);
+  out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
+  for (auto [field, value] :
+       {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
+        std::pair{"idle", rs.timeouts.idle}, std::pair{"upstream", rs.timeouts.upstream}}) {
+    out << YAML::Key << field << YAML::Value << core::format_duration(value);
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "ratelimit" << YAML::Value << rs.ratelimit_headers;
+  out << YAML::Key << "legacy" << YAML::Value << rs.legacy_headers;
+  out << YAML::EndMap;
+  if (!rs.access_log.empty()) {
+    out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
+  }
+  out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
+
+  out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
+  for (const auto& u : rs.upstreams) {
+    out << YAML::Key << u.name << YAML::Value << YAML::BeginMap;
+    std::vector<std::string> servers;
+    for (const auto& s : u.servers) servers.push_back(format_endpoint(s));
+    emit_list(out, "servers", servers);
+    out << YAML::Key << "max_fails" << YAML::Value << u.max_fails;
+    out << YAML::Key << "fail_timeout" << YAML::Value << core::format_duration(u.fail_timeout);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : rs.routes) emit_route(out, r);
+  out << YAML::EndSeq;
+  out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
+  for (const auto& r : rs.rules) emit_rule(out, r);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string rule_to_json(const Rule& r) {
+  std::string out = "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) +
+                    ",\"key\":[";
+  for (std::size_t i = 0; i < r.key.size(); ++i) {
+    out += (i ? "," : "") + json_string(format_key_part(r.key[i]));
+  }
+  out += "],\"action\":" + json_string(name_of(kActions, r.action));
+  if (r.action == Action::kDelay) {
+    out += ",\"max_wait\":" + json_string(core::format_duration(r.max_wait));
+  }
+  out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
+         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key)) + "}";
+  return out;
+}
+
+}  // namespace sluice::rules

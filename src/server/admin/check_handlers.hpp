@@ -1,0 +1,30 @@
+// The decision API (docs/admin-api.md, "Decision API"): the engine decides one key against a
+// configured rule or an inline limit, and these handlers turn its CheckResult into JSON and
+// HTTP. No limiter arithmetic here.
+//
+//   POST /v1/check           one check {"rule"|"limit", "key", "cost", "max_wait"} -> 200 with
+//                            the decision as JSON and the RateLimit headers; or a batch
+//                            {"checks": [...]} (at most 1000) -> 200 {"results": [...]} in order
+//   GET  /v1/check/{rule}?key=K[&cost=N]
+//                            204 allowed, 429 denied, with the RateLimit headers (and
+//                            Retry-After when denied), for nginx auth_request; a delay rule's
+//                            wait is served by holding the reply
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "admin_reply.hpp"
+#include "sluice/core/time.hpp"
+#include "sluice/rules/engine.hpp"
+
+namespace sluice::server {
+
+// Set on a 204 from a dry-run rule that would have denied the request.
+inline constexpr std::string_view kDryRunDeniedHeader = "Sluice-Dry-Run-Denied";
+
+Reply post_check(rules::Engine& engine, std::string_view body, core::Nanos now);
+
+Reply get_check(rules::Engine& engine, std::string rule, std::string_view query, core::Nanos now);
+
+}  // namespace sluice::server
