@@ -117,8 +117,19 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     server::RespServerOptions resp_options;
     resp_options.workers =
         workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // SLUICE.CHECK: resp_options.check is left empty ("ERR no rules configured") until the
-    // rules engine is connected here.
+    // SLUICE.CHECK rule key [cost]: a configured rule through the engine, sharing its state
+    // with the gateway and the HTTP check API.
+    resp_options.check = [e = engine.get()](std::string_view rule, std::string_view key,
+                                            std::int64_t cost, core::Nanos now) {
+      server::RespCheck out;
+      const rules::CheckResult r = e->check(rule, key, cost, now);
+      if (r.status != rules::CheckResult::Status::kDecided) {
+        out.error = "ERR " + r.error;
+      } else {
+        out.decision = r.decision;
+      }
+      return out;
+    };
     resp = std::make_unique<server::RespServer>(io, *resp_listen, std::move(resp_options));
     try {
       resp->start();

@@ -77,14 +77,12 @@ std::optional<InputError> complete(const CheckInput& in, bool has_max_wait) {
   }
   if (!in.rule.empty() && !in.limit.empty()) {
     return InputError{
-        "give either 'rule' (a configured rule) or 'limit' (an inline limit), "
-        "not both",
-        "limit"};
+        "give either 'rule' (a configured rule) or 'limit' (an inline limit), not both", "limit"};
   }
   if (in.rule.empty() && in.limit.empty()) {
     return InputError{
-        "missing rule: give 'rule' (a configured rule's name) or 'limit' (an "
-        "inline limit such as \"gcra:rate=10/s,burst=5\")",
+        "missing rule: give 'rule' (a configured rule's name) or 'limit' (an inline limit "
+        "such as \"gcra:rate=10/s,burst=5\")",
         "rule"};
   }
   if (has_max_wait && !in.rule.empty()) {
