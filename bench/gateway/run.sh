@@ -67,11 +67,19 @@ render "$HERE/nginx-upstream.conf.in" "$OUT/upstream.conf"
 nginx -p "$OUT" -c "$OUT/upstream.conf" -e "$OUT/upstream-error.log" &
 PIDS+=($!)
 wait_port "$UPSTREAM_PORT"
+upstream_worker=$(pgrep -P "${PIDS[0]}")
 
-# wrk_once NAME PORT -> one line "req/s p50_ms p99_ms non2xx total" appended to $OUT/NAME.txt
+# CPU time (user + system, clock ticks) a process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# wrk_once NAME PORT PID -> one line "req/s p50_ms p99_ms non2xx total cpu_ticks" appended to
+# $OUT/NAME.txt; PID is the process serving PORT (its CPU per request is the steadier figure on
+# a shared machine: it does not move with what else runs).
 wrk_once() {
-  local out
+  local out t0 t1
+  t0=$(cpu_ticks "$3")
   out=$(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$2/")
+  t1=$(cpu_ticks "$3")
   echo "$out" >"$OUT/last-$1.wrk"
   echo "$out" | python3 -c '
 import re, sys
@@ -84,8 +92,9 @@ rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
 total = int(re.search(r"(\d+) requests in", t).group(1))
 m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", t)
 p50, p99 = ms("50%"), ms("99%")
-print(f"{rps:.0f} {p50:.3f} {p99:.3f} {int(m.group(1)) if m else 0} {total}")
+print(f"{rps:.0f} {p50:.3f} {p99:.3f} {int(m.group(1)) if m else 0} {total}", end=" ")
 ' >>"$OUT/$1.txt"
+  echo $((t1 - t0)) >>"$OUT/$1.txt"
 }
 
 cpu_model="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -110,11 +119,12 @@ for run in pass reject; do
   PIDS+=("$sluice_pid")
   wait_port "$PROXY_PORT"
   wait_port "$SLUICE_PORT"
+  nginx_worker=$(pgrep -P "$nginx_pid")
   for rep in $(seq "$REPS"); do
     say "run $run ($NGINX_RATE), repetition $rep/$REPS"
-    wrk_once "$run-direct" "$UPSTREAM_PORT"
-    wrk_once "$run-nginx" "$PROXY_PORT"
-    wrk_once "$run-sluice" "$SLUICE_PORT"
+    wrk_once "$run-direct" "$UPSTREAM_PORT" "$upstream_worker"
+    wrk_once "$run-nginx" "$PROXY_PORT" "$nginx_worker"
+    wrk_once "$run-sluice" "$SLUICE_PORT" "$sluice_pid"
   done
   kill "$nginx_pid" "$sluice_pid"
   wait "$nginx_pid" "$sluice_pid" 2>/dev/null || true
@@ -122,23 +132,29 @@ done
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 table="$(python3 - "$OUT" <<'PYEOF'
-import statistics, sys
+import os, statistics, sys
 out = sys.argv[1]
+hz = os.sysconf("SC_CLK_TCK")
 names = {"direct": "upstream direct", "nginx": "nginx 1.22 limit_req", "sluice": "sluice serve"}
 runs = {"pass": "rate 1000000/s (all pass)", "reject": "rate 100/s, burst 100 (most rejected)"}
-print("| run | target | req/s | p50 ms | p99 ms | answered 429 | sluice ÷ nginx req/s |")
-print("|---|---|---:|---:|---:|---:|---:|")
+print("| run | target | req/s | p50 ms | p99 ms | CPU µs/request | answered 429 "
+      "| sluice ÷ nginx req/s | nginx ÷ sluice CPU |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for run, title in runs.items():
     med = {}
     for target in names:
         rows = [list(map(float, l.split())) for l in open(f"{out}/{run}-{target}.txt")]
-        med[target] = [statistics.median(r[i] for r in rows) for i in range(3)]
+        cpu = statistics.median(r[5] / hz / r[4] * 1e6 for r in rows)
         share = sum(r[3] for r in rows) / max(1, sum(r[4] for r in rows))
-        med[target].append(share)
+        med[target] = [statistics.median(r[i] for r in rows) for i in range(3)] + [cpu, share]
     for target, label in names.items():
-        rps, p50, p99, share = med[target]
-        ratio = f"{rps / med['nginx'][0]:.2f}" if target == "sluice" else ""
-        print(f"| {title} | {label} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {share:.1%} | {ratio} |")
+        rps, p50, p99, cpu, share = med[target]
+        ratio = cpu_ratio = ""
+        if target == "sluice":
+            ratio = f"{rps / med['nginx'][0]:.2f}"
+            cpu_ratio = f"{med['nginx'][3] / cpu:.2f}"
+        print(f"| {title} | {label} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {cpu:.1f} "
+              f"| {share:.1%} | {ratio} | {cpu_ratio} |")
 PYEOF
 )"
 
@@ -156,6 +172,10 @@ PYEOF
   echo "nodelay, keyed by \$binary_remote_addr, keep-alive to the upstream); sluice runs the equivalent"
   echo "rule \`leaky-bucket:rate=R,burst=$BURST,nodelay=1\` keyed by client_ip, one worker,"
   echo "access log off, RateLimit headers on (nginx sends none). Configs: bench/gateway/."
+  echo "CPU µs/request: the serving process's user + system time over the requests it answered"
+  echo "(the upstream's worker for the direct row); wrk, the upstream and the proxy share the"
+  echo "machine's cores, so req/s moves with the load and the CPU cost is the steadier comparison."
+  echo "Target (issue 4): sluice ≥ 1.2× nginx's req/s with p99 ≤ nginx's, in both runs."
   echo
   echo "$table"
 } >"$OUT/results.md"

@@ -15,14 +15,18 @@ from integration_support import free_port, sluice_binary, terminate, wait_until 
 
 
 class Sluice:
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, config=None):
         self.log_path = str(tmp_path / "sluice.stderr")
         self.log = open(self.log_path, "wb")
         self.port = free_port()
-        self.proc = subprocess.Popen(
-            [sluice_binary(), "serve", "--resp", f"127.0.0.1:{self.port}",
-             "--admin", f"127.0.0.1:{free_port()}"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
+        args = [sluice_binary(), "serve", "--resp", f"127.0.0.1:{self.port}",
+                "--admin", f"127.0.0.1:{free_port()}"]
+        if config is not None:
+            path = tmp_path / "sluice.yaml"
+            path.write_text(config)
+            args += ["--config", str(path)]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.log)
 
         def listening():
             assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
@@ -45,6 +49,22 @@ class Sluice:
 @pytest.fixture(scope="module")
 def sluice(tmp_path_factory):
     s = Sluice(tmp_path_factory.mktemp("resp"))
+    yield s
+    s.stop()
+
+
+# Rules for SLUICE.CHECK: a fixed window of 2 per hour, so the third check is denied.
+RULES = """\
+rules:
+  api:
+    limit: "fixed-window:limit=2,window=1h"
+    key: client_ip
+"""
+
+
+@pytest.fixture(scope="module")
+def sluice_with_rules(tmp_path_factory):
+    s = Sluice(tmp_path_factory.mktemp("resp-rules"), config=RULES)
     yield s
     s.stop()
 

@@ -101,7 +101,9 @@ def test_redis_py_errors_leave_the_connection_usable(client):
         client.execute_command("CL.THROTTLE", "k", 1, "1.5", 1)
     with pytest.raises(redis.ResponseError, match="invalid max_burst -1"):
         client.execute_command("CL.THROTTLE", "k", -1, 1, 1)
-    with pytest.raises(redis.ResponseError, match="no rules configured"):
+    # No config file: no rule exists (the error names it; before the rules engine was
+    # connected it said "no rules configured").
+    with pytest.raises(redis.ResponseError, match="unknown rule 'api'|no rules configured"):
         client.execute_command("SLUICE.CHECK", "api", "user")
     assert client.ping() is True
 
@@ -143,6 +145,21 @@ def test_concurrent_clients_share_one_limit(sluice):
     for t in threads:
         t.join()
     assert sum(allowed) == 50  # limit = max_burst + 1, whoever asked
+
+
+def test_sluice_check_decides_with_configured_rules(sluice_with_rules):
+    c = redis.Redis(host="127.0.0.1", port=sluice_with_rules.port, socket_timeout=5)
+    first = c.execute_command("SLUICE.CHECK", "api", "10.0.0.1")
+    assert first[0] == 0 and first[1] == 2 and first[2] == 1
+    assert c.execute_command("SLUICE.CHECK", "api", "10.0.0.1")[0] == 0
+    denied = c.execute_command("SLUICE.CHECK", "api", "10.0.0.1")
+    assert denied[0] == 1 and denied[3] > 0  # retry_after in seconds
+    assert c.execute_command("SLUICE.CHECK", "api", "10.0.0.2")[0] == 0  # its own key
+    with pytest.raises(redis.ResponseError, match="unknown rule 'web'"):
+        c.execute_command("SLUICE.CHECK", "web", "10.0.0.1")
+    with pytest.raises(redis.ResponseError, match="invalid cost '0'"):
+        c.execute_command("SLUICE.CHECK", "api", "10.0.0.3", 0)
+    c.close()
 
 
 # --- raw protocol ------------------------------------------------------------------------
