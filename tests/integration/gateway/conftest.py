@@ -180,28 +180,26 @@ class Blackhole:
     """A listening socket that never accepts: connects succeed (the kernel's backlog), requests
     are never answered — the upstream timeout's test."""
 
-    def __init__(self):
+    def __init__(self, backlog=16):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.address = f"127.0.0.1:{self.port}"
-
-    def stop(self):
-        self.sock.close()
-
-
-class FullBacklog:
-    """A listener whose accept queue is full: new connection attempts get no answer to their
-    SYN (the kernel drops it), so a connect hangs — the connect timeout's test."""
-
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(0)
+        self.sock.listen(backlog)
         self.port = self.sock.getsockname()[1]
         self.address = f"127.0.0.1:{self.port}"
         self.fillers = []
+
+    def stop(self):
+        for c in self.fillers:
+            c.close()
+        self.sock.close()
+
+
+class FullBacklog(Blackhole):
+    """A Blackhole whose accept queue is full: new connection attempts get no answer to their
+    SYN (the kernel drops it), so a connect hangs — the connect timeout's test."""
+
+    def __init__(self):
+        super().__init__(backlog=0)
         for _ in range(3):
             c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             c.setblocking(False)
@@ -211,11 +209,6 @@ class FullBacklog:
                 pass
             self.fillers.append(c)
         time.sleep(0.1)
-
-    def stop(self):
-        for c in self.fillers:
-            c.close()
-        self.sock.close()
 
 
 @pytest.fixture
