@@ -2,48 +2,28 @@
 config file) on free ports, and raw-socket helpers for what client libraries would never
 send."""
 import os
-import re
 import socket
-import subprocess
 import sys
 import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from integration_support import free_port, sluice_binary, terminate, wait_until  # noqa: E402
+from integration_support import ServeProcess, free_port, wait_until  # noqa: E402
 
 
-class Sluice:
+class Sluice(ServeProcess):
+    """`sluice serve --resp 127.0.0.1:PORT` (and a config file when given)."""
+
     def __init__(self, tmp_path, config=None):
-        self.log_path = str(tmp_path / "sluice.stderr")
-        self.log = open(self.log_path, "wb")
         self.port = free_port()
-        args = [sluice_binary(), "serve", "--resp", f"127.0.0.1:{self.port}",
-                "--admin", f"127.0.0.1:{free_port()}"]
+        args = ["--resp", f"127.0.0.1:{self.port}", "--admin", f"127.0.0.1:{free_port()}"]
         if config is not None:
             path = tmp_path / "sluice.yaml"
             path.write_text(config)
             args += ["--config", str(path)]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.log)
-
-        def listening():
-            assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
-            return re.search(r"resp listening on \S+:%d\b" % self.port, self.stderr())
-
-        wait_until(listening, timeout=10, what="sluice to listen for RESP")
-
-    def stderr(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode("utf-8", errors="replace")
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        terminate(self.proc)
-        self.log.close()
+        super().__init__(tmp_path, args, r"resp listening on \S+:%d\b" % self.port,
+                         what="sluice to listen for RESP")
 
 
 @pytest.fixture(scope="module")
