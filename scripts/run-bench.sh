@@ -26,7 +26,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   bash scripts/install-deps.sh
   cmake --preset "$(basename "$BUILD")" >/dev/null
 fi
-if ! cmake --build "$BUILD" --target sluice_core_bench >"$OUT/build.log" 2>&1; then
+if ! cmake --build "$BUILD" --target sluice_core_bench sluice_table_bench >"$OUT/build.log" 2>&1; then
   cat "$OUT/build.log" >&2
   exit 1
 fi
@@ -82,3 +82,17 @@ table="$(python3 bench/report.py --sluice "$OUT/core.json" \
   echo "$table"
 } >"$OUT/results.md"
 cat "$OUT/results.md"
+
+# ---- keyed tables beside the absl floor (docs/performance.md, "Keyed tables"); about 5
+# minutes, most of it building 10M-key fixtures. SKIP_TABLES=1 leaves it out.
+if [ -z "${SKIP_TABLES:-}" ]; then
+  say "keyed tables (3 repetitions, medians; table and absl floor)"
+  "$BUILD/bench/sluice_table_bench" --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true --benchmark_min_time=0.3 \
+    --benchmark_filter='BM_Table<Gcra, (false|true)>|BM_Table<TokenBucket, false>/.*/0/|BM_Table<LeakyBucket, false>/.*/0/|BM_TableBatched<Gcra>/.*/0/|Dependent|BM_AbslFloor' \
+    --benchmark_out="$OUT/table.json" --benchmark_out_format=json >"$OUT/table.txt" 2>&1 \
+    || { cat "$OUT/table.txt" >&2; exit 1; }
+  echo
+  echo "Keyed tables (medians; raw: $OUT/table.txt):"
+  grep '_median' "$OUT/table.txt" | sed 's/_median//; s/  */ /g'
+fi
