@@ -129,6 +129,20 @@ class Reader {
     return out;
   }
 
+  // The fields of `node`, which must be a mapping (else `shape` is reported at `where`).
+  // `inner` prefixes the field errors ("rate_limit: ").
+  std::optional<Fields> mapping(const YAML::Node& node, const std::string& where,
+                                std::string_view shape,
+                                std::initializer_list<std::string_view> accepted,
+                                std::initializer_list<std::string_view> unsupported,
+                                std::string_view inner = "") {
+    if (!node.IsMap()) {
+      error(line_of(node), where + std::string(shape));
+      return std::nullopt;
+    }
+    return fields_of(node, where + std::string(inner), accepted, unsupported);
+  }
+
   std::optional<std::string> text(const YAML::Node& node, std::string_view field) {
     if (node.IsNull()) return std::string();
     if (!node.IsScalar()) {
@@ -185,20 +199,17 @@ class Reader {
   }
 
   std::optional<RlsDescriptor> descriptor(const YAML::Node& node, const std::string& path) {
-    if (!node.IsMap()) {
-      error(line_of(node), path + "a descriptor is a mapping with 'key' (and 'value', "
-                                  "'rate_limit', 'descriptors', 'shadow_mode')");
-      return std::nullopt;
-    }
+    const auto fields = mapping(node, path,
+                                "a descriptor is a mapping with 'key' (and 'value', 'rate_limit', "
+                                "'descriptors', 'shadow_mode')",
+                                {"key", "value", "rate_limit", "descriptors", "shadow_mode",
+                                 "detailed_metric", "value_to_metric"},
+                                {"share_threshold"});
+    if (!fields) return std::nullopt;
     RlsDescriptor out;
     out.line = line_of(node);
-    const auto fields =
-        fields_of(node, path,
-                  {"key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric",
-                   "value_to_metric"},
-                  {"share_threshold"});
     bool ok = true;
-    if (auto it = fields.find("key"); it == fields.end()) {
+    if (auto it = fields->find("key"); it == fields->end()) {
       error(out.line, path + "descriptor has no 'key'");
       ok = false;
     } else if (auto key = text(it->second, "key"); !key || key->empty()) {
@@ -207,7 +218,7 @@ class Reader {
     } else {
       out.key = *key;
     }
-    if (auto it = fields.find("value"); it != fields.end()) {
+    if (auto it = fields->find("value"); it != fields->end()) {
       if (auto value = text(it->second, "value")) {
         out.value = *value;
       } else {
@@ -216,20 +227,20 @@ class Reader {
     }
     const std::string here =
         path + "descriptor " + quoted(out.key + (out.value.empty() ? "" : "=" + out.value)) + ": ";
-    if (auto it = fields.find("rate_limit"); it != fields.end()) {
+    if (auto it = fields->find("rate_limit"); it != fields->end()) {
       out.rate_limit = rate_limit(it->second, here);
       ok = ok && out.rate_limit.has_value();
     }
-    if (auto it = fields.find("shadow_mode"); it != fields.end()) {
+    if (auto it = fields->find("shadow_mode"); it != fields->end()) {
       const auto shadow = flag(it->second, "shadow_mode");
       out.shadow_mode = shadow.value_or(false);
       ok = ok && shadow.has_value();
     }
     for (const char* metric : {"detailed_metric", "value_to_metric"}) {
       // Statistics naming only in envoyproxy/ratelimit: read and checked, changes no decision.
-      if (auto it = fields.find(metric); it != fields.end()) ok = flag(it->second, metric) && ok;
+      if (auto it = fields->find(metric); it != fields->end()) ok = flag(it->second, metric) && ok;
     }
-    if (auto it = fields.find("descriptors"); it != fields.end()) {
+    if (auto it = fields->find("descriptors"); it != fields->end()) {
       out.descriptors = descriptors(it->second, here);
     }
     if (!ok) return std::nullopt;
@@ -237,16 +248,15 @@ class Reader {
   }
 
   std::optional<RlsRateLimit> rate_limit(const YAML::Node& node, const std::string& where) {
-    if (!node.IsMap()) {
-      error(line_of(node), where + "'rate_limit' is a mapping with 'unit' and "
-                                   "'requests_per_unit' (or 'unlimited: true')");
-      return std::nullopt;
-    }
+    const auto map = mapping(node, where,
+                             "'rate_limit' is a mapping with 'unit' and 'requests_per_unit' (or "
+                             "'unlimited: true')",
+                             {"unit", "requests_per_unit", "unlimited", "name", "algorithm"},
+                             {"replaces"}, "rate_limit: ");
+    if (!map) return std::nullopt;
+    const Fields& fields = *map;
     RlsRateLimit out;
     const int line = line_of(node);
-    const auto fields = fields_of(node, where + "rate_limit: ",
-                                  {"unit", "requests_per_unit", "unlimited", "name", "algorithm"},
-                                  {"replaces"});
     bool ok = true;
     if (auto it = fields.find("unlimited"); it != fields.end()) {
       const auto u = flag(it->second, "unlimited");
