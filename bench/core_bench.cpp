@@ -93,8 +93,7 @@ void register_locals() {
                                     "leaky-bucket:rate=4/h,burst=0");
   register_local<core::FixedWindow>("fixed_window", "fixed-window:limit=1000000000,window=1s",
                                     "fixed-window:limit=1,window=1h");
-  register_local<core::SlidingWindow>("sliding_window",
-                                      "sliding-window:limit=1000000000,window=1s",
+  register_local<core::SlidingWindow>("sliding_window", "sliding-window:limit=1000000000,window=1s",
                                       "sliding-window:limit=1,window=1h");
   register_local<core::SlidingLog>("sliding_log", "sliding-log:limit=1000000000,window=1ms",
                                    "sliding-log:limit=1,window=1h");

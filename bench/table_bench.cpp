@@ -67,7 +67,8 @@ std::vector<std::uint32_t> sequence(std::size_t n, bool zipf, const benchmark::S
   auto out = sequence_of(n, zipf, 42 + static_cast<std::uint64_t>(state.thread_index()));
   const auto threads = static_cast<std::uint32_t>(state.threads());
   const auto t = static_cast<std::uint32_t>(state.thread_index());
-  for (auto& x : out) x = std::min<std::uint32_t>(x - x % threads + t, static_cast<std::uint32_t>(n - 1));
+  for (auto& x : out)
+    x = std::min<std::uint32_t>(x - x % threads + t, static_cast<std::uint32_t>(n - 1));
   return out;
 }
 
@@ -88,7 +89,8 @@ std::vector<std::uint32_t> sequence_of(std::size_t n, bool zipf, std::uint64_t s
   std::uniform_real_distribution<double> u(0, sum);
   for (auto& x : out) {
     const auto rank = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
-    x = id[static_cast<std::size_t>(std::min<std::ptrdiff_t>(rank, static_cast<std::ptrdiff_t>(n - 1)))];
+    x = id[static_cast<std::size_t>(
+        std::min<std::ptrdiff_t>(rank, static_cast<std::ptrdiff_t>(n - 1)))];
   }
   return out;
 }
@@ -109,7 +111,9 @@ struct TableFixture {
 template <class A>
 typename A::Params params();
 template <>
-Gcra::Params params<Gcra>() { return Gcra::make(Rate{1'000'000, kNanosPerSecond}, 100); }
+Gcra::Params params<Gcra>() {
+  return Gcra::make(Rate{1'000'000, kNanosPerSecond}, 100);
+}
 template <>
 TokenBucket::Params params<TokenBucket>() {
   return TokenBucket::make(Rate{1'000'000, kNanosPerSecond}, 100);
@@ -196,16 +200,17 @@ void BM_TableBatched(benchmark::State& state) {
   std::size_t i = 0;
   Nanos now = 1;
   for (auto _ : state) {
-    f.table->decide_many(std::span<const std::string_view>(in.data() + (i & (kSamples - 1)), kBatch),
-                         now, 1, 0, out);
+    f.table->decide_many(
+        std::span<const std::string_view>(in.data() + (i & (kSamples - 1)), kBatch), now, 1, 0,
+        out);
     benchmark::DoNotOptimize(out);
     i += kBatch;
     now += 1;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
-  state.counters["ns_per_decision"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kBatch),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kBatch),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // One lookup at a time: the next key depends on the previous decision, so cache misses
@@ -218,7 +223,8 @@ void BM_TableDependentLookups(benchmark::State& state) {
   Nanos now = 1;
   for (auto _ : state) {
     const auto d = f.table->decide(k[x % n], now++, 1, 0);
-    x = x * 6364136223846793005ull + 1442695040888963407ull + static_cast<std::uint64_t>(d.remaining);
+    x = x * 6364136223846793005ull + 1442695040888963407ull +
+        static_cast<std::uint64_t>(d.remaining);
   }
 }
 

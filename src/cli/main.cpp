@@ -1,7 +1,6 @@
 // The `sluice` binary: subcommands and their flags. Composition root: wires parsed options to
 // the commands; nothing else lives here.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -20,18 +19,19 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--limit", replay.limits, "ALGORITHM:param=value,... (repeatable)")
       ->required();
   replay_cmd->add_option("--mode", replay.mode, "reject (default) or wait");
-  replay_cmd->add_option("--max-wait", replay.max_wait, "longest wait in wait mode (default: unbounded)");
+  replay_cmd->add_option("--max-wait", replay.max_wait,
+                         "longest wait in wait mode (default: unbounded)");
   replay_cmd->add_option("--store", replay.store, "local (default)");
   replay_cmd->add_option("--zone", replay.zone,
                          "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
                          "unbounded)");
 
   std::string config_file;
-  auto* check_cmd = app.add_subcommand(
-      "check-config", "Validate a config file without serving: exit 0, or 2 with every error as "
-                      "FILE:LINE: problem");
-  check_cmd->add_option("FILE", config_file, "the YAML config (docs/configuration.md)")
-      ->required();
+  auto* check_cmd =
+      app.add_subcommand("check-config",
+                         "Validate a config file without serving: exit 0, or 2 with every error as "
+                         "FILE:LINE: problem");
+  check_cmd->add_option("FILE", config_file, "the YAML config (docs/configuration.md)")->required();
 
   sluice::cli::ServeOptions serve;
   auto* serve_cmd = app.add_subcommand(
@@ -43,8 +43,9 @@ int main(int argc, char** argv) {
                         "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
   serve_cmd->add_option("--grpc", serve.grpc,
                         "Envoy rate limit service (gRPC RateLimitService), e.g. 127.0.0.1:8081");
-  serve_cmd->add_option("--rls-config", serve.rls_config,
-                        "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
+  serve_cmd->add_option(
+      "--rls-config", serve.rls_config,
+      "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
 
   std::string demo_listen;
   auto* demo_cmd = app.add_subcommand(
@@ -58,7 +59,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string where = app.get_subcommands().empty() ? "sluice" : "sluice " + app.get_subcommands().front()->get_name();
+    std::string where = app.get_subcommands().empty()
+                            ? "sluice"
+                            : "sluice " + app.get_subcommands().front()->get_name();
     std::fprintf(stderr, "%s: %s\n", where.c_str(), e.what());
     return 2;
   }

@@ -25,7 +25,8 @@ class Output {
   void line(const replay::TraceRequest& r, const core::Decision& d) {
     const long long delay_us = d.allowed ? core::ceil_micros(d.delay) : 0;
     long long retry_us = 0;
-    if (!d.allowed) retry_us = d.retry_after == core::kNever ? -1 : core::ceil_micros(d.retry_after);
+    if (!d.allowed)
+      retry_us = d.retry_after == core::kNever ? -1 : core::ceil_micros(d.retry_after);
     buf_.append(std::to_string(r.t_us));
     buf_.push_back(',');
     buf_.append(r.key);
@@ -80,8 +81,9 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
     auto s = spec::parse_limit_spec(text);
     if (!s) return fail(err, "--limit '" + text + "': " + s.error());
     if (s->wait == spec::WaitSupport::kNotTimeBased) {
-      return fail(err, "--limit '" + text +
-                           "': concurrency limits cannot be replayed (a trace has no request ends)");
+      return fail(err,
+                  "--limit '" + text +
+                      "': concurrency limits cannot be replayed (a trace has no request ends)");
     }
     if (wait && s->wait == spec::WaitSupport::kRejectOnly) {
       return fail(err, "--limit '" + text + "': " + s->algorithm +

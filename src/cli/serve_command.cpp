@@ -4,6 +4,9 @@
 #include "serve_command.hpp"
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
 #include <functional>
@@ -12,10 +15,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "sluice/core/clock.hpp"
 #include "sluice/rules/config_loader.hpp"

@@ -68,7 +68,8 @@ Expected<Nanos> parse_duration(std::string_view text) {
 
 std::string format_duration(Nanos d) {
   for (auto it = kUnits.rbegin(); it != kUnits.rend(); ++it) {
-    if (d != 0 && d % it->nanos == 0) return std::to_string(d / it->nanos) + std::string(it->suffix);
+    if (d != 0 && d % it->nanos == 0)
+      return std::to_string(d / it->nanos) + std::string(it->suffix);
   }
   if (d % kNanosPerMicro == 0) return std::to_string(d / kNanosPerMicro) + "us";
   return std::to_string(d) + "ns";

@@ -46,8 +46,9 @@ core::Decision LimitSet::decide(std::string_view key, core::Nanos now, std::int6
   // Phase one: every limit decides on its current state, nothing is written.
   AllMustPass total;
   for (auto& any : limits_) {
-    std::visit([&](auto& limit) { total.add(limit.decide(key, now, cost, max_wait_).step.decision); },
-               any);
+    std::visit(
+        [&](auto& limit) { total.add(limit.decide(key, now, cost, max_wait_).step.decision); },
+        any);
   }
   if (!total.allowed()) return total.result();
   // Phase two: all allowed, so all commit. Deciding again on the same state is deterministic

@@ -49,8 +49,7 @@ std::optional<AnyHeld> hold(const AnyTable& any, std::string_view key, core::Nan
         auto locked = wait ? t->lock(h, now) : t->try_lock(h, now);
         if (!locked) return std::nullopt;
         auto step = A::decide(locked->params(), locked->state(), now, cost, max_wait);
-        return AnyHeld(std::in_place_type<Held<A>>,
-                       Held<A>{std::move(*locked), step, &t, h});
+        return AnyHeld(std::in_place_type<Held<A>>, Held<A>{std::move(*locked), step, &t, h});
       },
       any);
 }
@@ -160,8 +159,8 @@ PolicyDecision Policy::all_must_pass(std::span<const std::string_view> keys, cor
   return out;
 }
 
-PolicyDecision Policy::first_that_allows(std::span<const std::string_view> keys,
-                                         core::Nanos now, std::int64_t cost,
+PolicyDecision Policy::first_that_allows(std::span<const std::string_view> keys, core::Nanos now,
+                                         std::int64_t cost,
                                          std::span<const core::Nanos> max_waits) {
   PolicyDecision out;
   out.each.resize(limits_.size());

@@ -32,9 +32,10 @@ bool is_entry_name(std::string_view s) {
 constexpr std::string_view kLimitExample = "e.g. limit: token-bucket:rate=10/s,burst=20";
 
 std::string name_problem(std::string_view what, std::string_view name) {
-  return what.empty() ? "" : std::string(what) + " name " + quoted(name) +
-                                 " may hold only letters, digits, '_', '-' and '.' (it "
-                                 "appears in admin URLs and metric labels)";
+  return what.empty() ? ""
+                      : std::string(what) + " name " + quoted(name) +
+                            " may hold only letters, digits, '_', '-' and '.' (it "
+                            "appears in admin URLs and metric labels)";
 }
 
 template <class T>
@@ -52,10 +53,9 @@ void check_unique(const std::vector<T>& entries, const std::vector<Origin>& orig
     for (std::size_t j = 0; j < i; ++j) {
       if (entries[j].name != entries[i].name || entries[i].name.empty()) continue;
       const int first = origins[j].line;
-      errors.add(origins[i].line, "duplicate " + std::string(what) + " name " +
-                                      quoted(entries[i].name) +
-                                      (first > 0 ? " (first at line " + std::to_string(first) + ")"
-                                                 : ""));
+      errors.add(origins[i].line,
+                 "duplicate " + std::string(what) + " name " + quoted(entries[i].name) +
+                     (first > 0 ? " (first at line " + std::to_string(first) + ")" : ""));
       break;
     }
   }
@@ -63,8 +63,8 @@ void check_unique(const std::vector<T>& entries, const std::vector<Origin>& orig
 
 void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Origin& o,
                  Errors& errors) {
-  const std::string p =
-      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
+  const std::string p = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
+                                       : "route " + quoted(r.name) + ": ";
   auto fail = [&](std::string_view field, const std::string& problem) {
     errors.add(o.at(field), p + "field " + shown_field(field) + ": " + problem);
   };
@@ -91,7 +91,8 @@ void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Ori
   }
   if (r.respond_status && o.ok("respond.status") &&
       (*r.respond_status < 200 || *r.respond_status > 599)) {
-    fail("respond.status", std::to_string(*r.respond_status) + " is out of range (accepted: 200 to 599)");
+    fail("respond.status",
+         std::to_string(*r.respond_status) + " is out of range (accepted: 200 to 599)");
   }
   if (!r.match.path_prefix.empty() && !r.match.path_exact.empty()) {
     fail("match.path_exact", "path_prefix and path_exact exclude each other; keep one");
@@ -99,7 +100,8 @@ void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Ori
   for (std::size_t i = 0; i < r.rules.size(); ++i) {
     const std::string path = "rules." + std::to_string(i);
     if (rs.rule(r.rules[i]) == nullptr) {
-      fail(path, "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
+      fail(path,
+           "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
     } else if (std::find(r.rules.begin(), r.rules.begin() + static_cast<std::ptrdiff_t>(i),
                          r.rules[i]) != r.rules.begin() + static_cast<std::ptrdiff_t>(i)) {
       fail(path, "rule " + quoted(r.rules[i]) + " is listed twice");
@@ -111,9 +113,11 @@ void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
   const std::string p = "upstream " + quoted(u.name) + ": ";
   if (!is_entry_name(u.name)) errors.add(o.line, p + name_problem("upstream", u.name));
   if (o.ok("servers") && u.servers.empty()) {
-    errors.add(o.at("servers"), p + (o.written("servers") ? "field 'servers': needs at least one server"
-                                                          : "missing field 'servers'") +
-                                    " (e.g. servers: [127.0.0.1:8081])");
+    errors.add(o.at("servers"),
+               p +
+                   (o.written("servers") ? "field 'servers': needs at least one server"
+                                         : "missing field 'servers'") +
+                   " (e.g. servers: [127.0.0.1:8081])");
   }
 }
 
@@ -142,10 +146,10 @@ void config_internal::check_rule(const Rule& r, const Origin& o, Errors& errors)
          "hold; use sliding-window (same limit and window, bounded memory)");
   }
   if (o.ok("key") && r.key.empty()) {
-    errors.add(o.at("key"),
-               p + (o.written("key") ? "field 'key': needs at least one part"
-                                     : "missing field 'key'") +
-                   " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
+    errors.add(
+        o.at("key"),
+        p + (o.written("key") ? "field 'key': needs at least one part" : "missing field 'key'") +
+            " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
   }
   const bool action_ok = o.ok("action");
   if (action_ok && r.action == Action::kDelay && limit_ok) {

@@ -89,9 +89,8 @@ bool is_host_name(std::string_view s) {
 }
 
 bool looks_like_ipv4(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == '.';
-  });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
 template <std::size_t N>
@@ -123,22 +122,21 @@ core::Expected<KeyPart> parse_key_part(std::string_view text) {
     if (k.name == kind) row = &k;
   }
   if (row == nullptr) {
-    return core::make_error("unknown key kind " + quoted(kind) + " (accepted: " +
-                            join(kKeyKinds, usage_of) + ")");
+    return core::make_error("unknown key kind " + quoted(kind) +
+                            " (accepted: " + join(kKeyKinds, usage_of) + ")");
   }
   const std::string argument(colon == std::string_view::npos ? "" : text.substr(colon + 1));
   if (row->argument.empty()) {
     if (colon != std::string_view::npos) {
-      return core::make_error("key kind " + quoted(kind) + " takes no name (write " +
-                              quoted(kind) + ")");
+      return core::make_error("key kind " + quoted(kind) + " takes no name (write " + quoted(kind) +
+                              ")");
     }
     return KeyPart{row->kind, ""};
   }
   if (argument.empty()) {
-    return core::make_error("key kind " + quoted(kind) + " needs a " +
-                            std::string(row->argument) + " (e.g. " + std::string(kind) +
-                            (row->kind == KeyPart::Kind::kConst ? ":global" : ":X-Api-Key") +
-                            ")");
+    return core::make_error("key kind " + quoted(kind) + " needs a " + std::string(row->argument) +
+                            " (e.g. " + std::string(kind) +
+                            (row->kind == KeyPart::Kind::kConst ? ":global" : ":X-Api-Key") + ")");
   }
   if ((row->kind == KeyPart::Kind::kHeader || row->kind == KeyPart::Kind::kCookie) &&
       !is_token(argument)) {
@@ -153,10 +151,14 @@ int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Scalar: return quoted(node.Scalar());
-    default: return "nothing";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      return quoted(node.Scalar());
+    default:
+      return "nothing";
   }
 }
 
@@ -200,8 +202,8 @@ class Section {
       const std::string key = it->first.Scalar();
       const int line = line_of(it->first.Mark());
       if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
-        errors_.add(line, prefix_ + "unknown field " + quoted(full(key)) + " (accepted: " +
-                              names + ")");
+        errors_.add(line,
+                    prefix_ + "unknown field " + quoted(full(key)) + " (accepted: " + names + ")");
         continue;
       }
       if (auto seen = fields_.find(key); seen != fields_.end()) {
@@ -293,8 +295,8 @@ class Section {
     for (const auto& n : table) {
       if (n.name == *t) return n.value;
     }
-    fail(f, "unknown value " + quoted(*t) + " (accepted: " +
-                join(table, [](const Named<E>& n) { return n.name; }) + ")");
+    fail(f, "unknown value " + quoted(*t) +
+                " (accepted: " + join(table, [](const Named<E>& n) { return n.name; }) + ")");
     return std::nullopt;
   }
 
@@ -319,8 +321,8 @@ class Section {
       const std::string item_path = std::string(f) + "." + std::to_string(i);
       origin_.fields[full(item_path)] = line_of(item);
       if (!item.IsScalar()) {
-        fail(item_path, line_of(item), "item " + std::to_string(i + 1) + " is " +
-                                           describe(item) + ", expected text");
+        fail(item_path, line_of(item),
+             "item " + std::to_string(i + 1) + " is " + describe(item) + ", expected text");
         ok = false;
         continue;
       }
@@ -371,8 +373,8 @@ class Section {
     }
     for (auto it = node->begin(); it != node->end(); ++it) {
       Entry e{it->first.Scalar(), line_of(it->first.Mark()), it->second};
-      auto first = std::find_if(out.begin(), out.end(),
-                                [&](const Entry& o) { return o.name == e.name; });
+      auto first =
+          std::find_if(out.begin(), out.end(), [&](const Entry& o) { return o.name == e.name; });
       if (first != out.end()) {
         errors_.add(e.line, "duplicate " + std::string(what) + " name " + quoted(e.name) +
                                 " (first at line " + std::to_string(first->line) + ")");
@@ -433,8 +435,8 @@ Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
-    s.fail("name", quoted(*given) + " differs from the name the rule is stored under, " +
-                       quoted(name));
+    s.fail("name",
+           quoted(*given) + " differs from the name the rule is stored under, " + quoted(name));
   }
   if (auto text = s.text("limit")) {
     auto spec = spec::parse_limit_spec(*text);
@@ -466,8 +468,8 @@ Route read_route(const YAML::Node& node, std::size_t index, Errors& errors, Orig
   Route r;
   r.line = origin.line = line_of(node);
   if (node.IsMap() && node["name"] && node["name"].IsScalar()) r.name = node["name"].Scalar();
-  const std::string prefix =
-      r.name.empty() ? "route #" + std::to_string(index + 1) + ": " : "route " + quoted(r.name) + ": ";
+  const std::string prefix = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
+                                            : "route " + quoted(r.name) + ": ";
   Section s(node, prefix, "", errors, origin,
             {"name", "match", "upstream", "respond", "rules", "combine"});
   s.text("name");
@@ -651,8 +653,9 @@ core::Expected<Cidr> parse_cidr(std::string_view text) {
   int max = 32;
   if (!parse_ip(AF_INET, address, c.bytes)) {
     if (!parse_ip(AF_INET6, address, c.bytes)) {
-      return fail("is not an IPv4 or IPv6 address with an optional /prefix (e.g. 10.0.0.0/8, "
-                  "::1/128)");
+      return fail(
+          "is not an IPv4 or IPv6 address with an optional /prefix (e.g. 10.0.0.0/8, "
+          "::1/128)");
     }
     c.v6 = true;
     max = 128;
@@ -688,8 +691,9 @@ Loaded load_config_text(std::string_view yaml, const std::string& file_name) {
   try {
     const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
     if (docs.empty() || docs.front().IsNull()) {
-      errors.add(1, "the file is empty; a config is a mapping of fields such as listen, routes "
-                    "and rules (see docs/configuration.md)");
+      errors.add(1,
+                 "the file is empty; a config is a mapping of fields such as listen, routes "
+                 "and rules (see docs/configuration.md)");
     } else if (!docs.front().IsMap()) {
       errors.add(line_of(docs.front()),
                  "a config is a mapping of fields such as listen, routes and rules, got " +
@@ -700,7 +704,8 @@ Loaded load_config_text(std::string_view yaml, const std::string& file_name) {
       check_all(rs, origins, errors);
     }
     if (docs.size() > 1) {
-      errors.add(line_of(docs[1]), "a second YAML document starts here (after '---'); a config is one document");
+      errors.add(line_of(docs[1]),
+                 "a second YAML document starts here (after '---'); a config is one document");
     }
   } catch (const YAML::Exception& e) {
     errors.add(line_of(e.mark), "YAML syntax: " + e.msg);

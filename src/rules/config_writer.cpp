@@ -36,11 +36,21 @@ std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -86,8 +96,9 @@ void emit_route(YAML::Emitter& out, const Route& r) {
   const RouteMatch& m = r.match;
   if (!m.host.empty() || !m.path_prefix.empty() || !m.path_exact.empty() || !m.methods.empty()) {
     out << YAML::Key << "match" << YAML::Value << YAML::BeginMap;
-    for (auto [field, value] : {std::pair{"host", &m.host}, std::pair{"path_prefix", &m.path_prefix},
-                                std::pair{"path_exact", &m.path_exact}}) {
+    for (auto [field, value] :
+         {std::pair{"host", &m.host}, std::pair{"path_prefix", &m.path_prefix},
+          std::pair{"path_exact", &m.path_exact}}) {
       if (!value->empty()) out << YAML::Key << field << YAML::Value << *value;
     }
     if (!m.methods.empty()) emit_list(out, "methods", m.methods);
@@ -158,8 +169,8 @@ std::string to_yaml(const RuleSet& rs) {
 }
 
 std::string rule_to_json(const Rule& r) {
-  std::string out = "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) +
-                    ",\"key\":[";
+  std::string out =
+      "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) + ",\"key\":[";
   for (std::size_t i = 0; i < r.key.size(); ++i) {
     out += (i ? "," : "") + json_string(format_key_part(r.key[i]));
   }

@@ -327,9 +327,8 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
   for (std::size_t i = 0; i < snap->compiled.size(); ++i) {
     const Rule& r = snap->compiled[i]->rule;
     if (r.name != rule) continue;
-    CheckResult out =
-        check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key, cost,
-                  r.action == Action::kDelay ? r.max_wait : 0, now);
+    CheckResult out = check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key,
+                                cost, r.action == Action::kDelay ? r.max_wait : 0, now);
     out.dry_run = r.action == Action::kDryRun;
     RuleCounters& c = *snap->check_counters[i];
     if (out.decision.allowed) {
@@ -366,11 +365,12 @@ CheckResult Engine::check_inline(std::string_view limit_spec, std::string_view k
     } else {
       if (inline_.size() >= kMaxInlineLimits) {
         out.status = CheckResult::Status::kBadLimit;
-        out.error = "too many distinct inline limits (at most " +
-                    std::to_string(kMaxInlineLimits) + "); configure rules instead";
+        out.error = "too many distinct inline limits (at most " + std::to_string(kMaxInlineLimits) +
+                    "); configure rules instead";
         return out;
       }
-      auto table = local::make_table_limit(*spec, std::min<std::size_t>(snap->rules.memory, 16u << 20));
+      auto table =
+          local::make_table_limit(*spec, std::min<std::size_t>(snap->rules.memory, 16u << 20));
       if (!table) {
         out.status = CheckResult::Status::kBadLimit;
         out.error = table.error();

@@ -175,15 +175,33 @@ std::optional<std::string> request_key(std::span<const KeyPart> parts, const Req
     const KeyPart& p = parts[i];
     std::optional<std::string_view> v;
     switch (p.kind) {
-      case KeyPart::Kind::kClientIp: v = client; break;
-      case KeyPart::Kind::kHeader: v = find_header(r, p.name); break;
-      case KeyPart::Kind::kQuery: v = query_param(r.query, p.name); break;
-      case KeyPart::Kind::kCookie: v = cookie(r, p.name); break;
-      case KeyPart::Kind::kPath: v = r.path; break;
-      case KeyPart::Kind::kRoute: v = route; break;
-      case KeyPart::Kind::kConst: v = p.name; break;
-      case KeyPart::Kind::kMethod: v = r.method; break;
-      case KeyPart::Kind::kHost: v = host_without_port(r.host); break;
+      case KeyPart::Kind::kClientIp:
+        v = client;
+        break;
+      case KeyPart::Kind::kHeader:
+        v = find_header(r, p.name);
+        break;
+      case KeyPart::Kind::kQuery:
+        v = query_param(r.query, p.name);
+        break;
+      case KeyPart::Kind::kCookie:
+        v = cookie(r, p.name);
+        break;
+      case KeyPart::Kind::kPath:
+        v = r.path;
+        break;
+      case KeyPart::Kind::kRoute:
+        v = route;
+        break;
+      case KeyPart::Kind::kConst:
+        v = p.name;
+        break;
+      case KeyPart::Kind::kMethod:
+        v = r.method;
+        break;
+      case KeyPart::Kind::kHost:
+        v = host_without_port(r.host);
+        break;
     }
     // A missing or empty value from the request is a missing key, as nginx treats an empty
     // key: the request is not accounted (or, configured so, denied).

@@ -9,8 +9,8 @@ namespace {
 
 template <class T>
 const T* find_named(const std::vector<T>& entries, std::string_view name) {
-  auto it = std::find_if(entries.begin(), entries.end(),
-                         [&](const T& e) { return e.name == name; });
+  auto it =
+      std::find_if(entries.begin(), entries.end(), [&](const T& e) { return e.name == name; });
   return it == entries.end() ? nullptr : &*it;
 }
 

@@ -69,7 +69,8 @@ Expected<AlgorithmParams> gcra(const Values& v) {
 
 Expected<AlgorithmParams> leaky_bucket(const Values& v) {
   if (v.has("delay") && v.has("nodelay")) {
-    return make_error("leaky-bucket: 'delay' and 'nodelay' are exclusive (nginx: one or the other)");
+    return make_error(
+        "leaky-bucket: 'delay' and 'nodelay' are exclusive (nginx: one or the other)");
   }
   std::int64_t delay = v.count("delay");
   if (v.count("nodelay") == 1) delay = core::LeakyBucket::kNoDelay;
@@ -123,34 +124,47 @@ Expected<AlgorithmParams> concurrency(const Values& v) {
 
 const std::vector<AlgorithmRow>& table() {
   static const std::vector<AlgorithmRow> rows = {
-      {"token-bucket", WaitSupport::kCallerMaxWait,
-       {{"rate", Kind::kRate, {}}, {"burst", Kind::kCount, {}}}, token_bucket},
-      {"gcra", WaitSupport::kCallerMaxWait,
-       {{"rate", Kind::kRate, {}}, {"burst", Kind::kCount, {}}}, gcra},
-      {"leaky-bucket", WaitSupport::kOwnRule,
+      {"token-bucket",
+       WaitSupport::kCallerMaxWait,
+       {{"rate", Kind::kRate, {}}, {"burst", Kind::kCount, {}}},
+       token_bucket},
+      {"gcra",
+       WaitSupport::kCallerMaxWait,
+       {{"rate", Kind::kRate, {}}, {"burst", Kind::kCount, {}}},
+       gcra},
+      {"leaky-bucket",
+       WaitSupport::kOwnRule,
        {{"rate", Kind::kRate, {}},
         {"burst", Kind::kCount, "0"},
         {"delay", Kind::kCount, "0"},
         {"nodelay", Kind::kFlag, "0"}},
        leaky_bucket},
-      {"fixed-window", WaitSupport::kRejectOnly,
+      {"fixed-window",
+       WaitSupport::kRejectOnly,
        {{"limit", Kind::kCount, {}}, {"window", Kind::kDuration, {}}},
        [](const Values& v) { return window<core::FixedWindow::Params>("fixed-window", v); }},
-      {"sliding-log", WaitSupport::kRejectOnly,
+      {"sliding-log",
+       WaitSupport::kRejectOnly,
        {{"limit", Kind::kCount, {}}, {"window", Kind::kDuration, {}}},
        [](const Values& v) { return window<core::SlidingLog::Params>("sliding-log", v); }},
-      {"sliding-window", WaitSupport::kRejectOnly,
+      {"sliding-window",
+       WaitSupport::kRejectOnly,
        {{"limit", Kind::kCount, {}}, {"window", Kind::kDuration, {}}},
        [](const Values& v) { return window<core::SlidingWindow::Params>("sliding-window", v); }},
-      {"smooth-bursty", WaitSupport::kCallerMaxWait,
-       {{"rate", Kind::kRate, {}}, {"max-burst", Kind::kDuration, "1s"}}, smooth_bursty},
-      {"smooth-warmup", WaitSupport::kCallerMaxWait,
+      {"smooth-bursty",
+       WaitSupport::kCallerMaxWait,
+       {{"rate", Kind::kRate, {}}, {"max-burst", Kind::kDuration, "1s"}},
+       smooth_bursty},
+      {"smooth-warmup",
+       WaitSupport::kCallerMaxWait,
        {{"rate", Kind::kRate, {}},
         {"warmup", Kind::kDuration, {}},
         {"cold-factor", Kind::kDecimal, "3"}},
        smooth_warmup},
-      {"queue", WaitSupport::kOwnRule,
-       {{"rate", Kind::kRate, {}}, {"max-wait", Kind::kDuration, "500ms"}}, queue},
+      {"queue",
+       WaitSupport::kOwnRule,
+       {{"rate", Kind::kRate, {}}, {"max-wait", Kind::kDuration, "500ms"}},
+       queue},
       {"concurrency", WaitSupport::kNotTimeBased, {{"limit", Kind::kCount, {}}}, concurrency},
   };
   return rows;
@@ -193,8 +207,7 @@ Expected<double> parse_decimal(std::string_view text, std::string_view what) {
 }
 
 // Parses one value by kind into `values`; returns an error message or nothing.
-std::optional<std::string> parse_value(const Param& param, std::string_view text,
-                                       Values& values) {
+std::optional<std::string> parse_value(const Param& param, std::string_view text, Values& values) {
   const std::string name(param.name);
   switch (param.kind) {
     case Kind::kRate: {
@@ -223,8 +236,8 @@ std::optional<std::string> parse_value(const Param& param, std::string_view text
       return std::nullopt;
     }
     case Kind::kFlag: {
-      if (text != "0" && text != "1") return name + " must be 1 (on) or 0 (off), got '" +
-                                             std::string(text) + "'";
+      if (text != "0" && text != "1")
+        return name + " must be 1 (on) or 0 (off), got '" + std::string(text) + "'";
       values.counts[name] = text == "1" ? 1 : 0;
       return std::nullopt;
     }
@@ -250,8 +263,7 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
   if (row == nullptr) {
     std::string accepted;
     for (const auto& n : algorithm_names()) accepted += (accepted.empty() ? "" : ", ") + n;
-    return make_error("unknown algorithm '" + std::string(name) + "' (accepted: " + accepted +
-                      ")");
+    return make_error("unknown algorithm '" + std::string(name) + "' (accepted: " + accepted + ")");
   }
   const std::string algo(row->name);
   Values values;
@@ -264,8 +276,8 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
       const auto eq = item.find('=');
       if (item.empty() || eq == std::string_view::npos || eq == 0) {
         return make_error(algo + ": '" + std::string(item) +
-                          "' is not param=value (accepted parameters: " +
-                          join_names(row->params) + ")");
+                          "' is not param=value (accepted parameters: " + join_names(row->params) +
+                          ")");
       }
       const std::string key(item.substr(0, eq));
       const std::string_view value = item.substr(eq + 1);

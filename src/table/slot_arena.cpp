@@ -24,9 +24,7 @@ SlotArena::~SlotArena() { munmap(data_, bytes_); }
 
 core::Expected<std::size_t> parse_bytes(std::string_view text) {
   const std::string s(text);
-  auto fail = [&](const std::string& why) {
-    return core::make_error("size '" + s + "' " + why);
-  };
+  auto fail = [&](const std::string& why) { return core::make_error("size '" + s + "' " + why); };
   std::size_t digits = 0;
   while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
   if (digits == 0) return fail("must be bytes with an optional unit (e.g. 64MiB, 16m, 1GiB)");

@@ -15,7 +15,7 @@ struct Error {
 template <class T>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design, like std::expected
+  Expected(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design, like std::expected
   Expected(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }

@@ -19,9 +19,9 @@ namespace sluice::core {
 struct Gcra {
   struct Params {
     Rate rate;
-    std::int64_t burst = 0;  // max_burst
-    Nanos interval = 0;      // T
-    Nanos tolerance = 0;     // DVT = T * (burst + 1)
+    std::int64_t burst = 0;        // max_burst
+    Nanos interval = 0;            // T
+    Nanos tolerance = 0;           // DVT = T * (burst + 1)
     Nanos interval_us = 1;         // whole microseconds of T (at least 1), for `remaining`
     double per_interval_us = 1.0;  // 1 / interval_us
   };
@@ -33,8 +33,8 @@ struct Gcra {
   // Fails (returns interval 0) when T*(burst+1) overflows; spec validation reports it.
   static Params make(Rate rate, std::int64_t burst) {
     Params p{rate, burst, 0, 0, 1, 1.0};
-    p.interval = static_cast<Nanos>(static_cast<double>(rate.period) /
-                                    static_cast<double>(rate.count));
+    p.interval =
+        static_cast<Nanos>(static_cast<double>(rate.period) / static_cast<double>(rate.count));
     if (__builtin_mul_overflow(p.interval, burst + 1, &p.tolerance)) p.tolerance = -1;
     p.interval_us = std::max<Nanos>(p.interval / kNanosPerMicro, 1);
     p.per_interval_us = 1.0 / static_cast<double>(p.interval_us);

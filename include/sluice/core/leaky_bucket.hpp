@@ -27,9 +27,9 @@ struct LeakyBucket {
 
   struct Params {
     Rate rate;
-    std::int64_t rate_milli = 0;   // whole milli-requests per second (100/m -> 1666)
-    std::int64_t burst = 0;        // requests
-    std::int64_t delay = 0;        // excess requests let through undelayed; kNoDelay = nodelay
+    std::int64_t rate_milli = 0;  // whole milli-requests per second (100/m -> 1666)
+    std::int64_t burst = 0;       // requests
+    std::int64_t delay = 0;       // excess requests let through undelayed; kNoDelay = nodelay
   };
   // 16 bytes: nginx's node keeps the same two numbers (plus its tree and LRU links).
   struct State {

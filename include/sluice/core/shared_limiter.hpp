@@ -16,8 +16,8 @@ namespace sluice::core {
 // interleaving admits more than a single thread deciding in the same order would.
 // Thread-safe. Params are fixed at construction (retune through a new SharedLimiter).
 template <Algorithm A>
-  requires(sizeof(typename A::State) == 8 && std::is_trivially_copyable_v<typename A::State>)
-class SharedLimiter {
+requires(sizeof(typename A::State) == 8 &&
+         std::is_trivially_copyable_v<typename A::State>) class SharedLimiter {
  public:
   using Params = typename A::Params;
   using State = typename A::State;
@@ -41,7 +41,9 @@ class SharedLimiter {
   // nothing but the next state is computed inside the CAS loop. A locked instruction waits for
   // every older instruction, so work done per attempt is latency, not throughput.
   bool allow(Nanos now, std::int64_t cost = 1, Nanos max_wait = 0) {
-    if constexpr (requires(const Params& p, const State& s) { A::admit(p, s, now, cost, max_wait); }) {
+    if constexpr (requires(const Params& p, const State& s) {
+                    A::admit(p, s, now, cost, max_wait);
+                  }) {
       State seen = state_.load(std::memory_order_acquire);
       for (;;) {
         const auto a = A::admit(params_, seen, now, cost, max_wait);

@@ -39,7 +39,7 @@ struct SlidingWindow {
                             Nanos /*max_wait: reject only*/) {
     const State s = roll(p, s0, now);
     const Int128 w = p.window;
-    const Int128 left = w - (now - s.index * p.window);  // window - t mod window
+    const Int128 left = w - (now - s.index * p.window);          // window - t mod window
     const Int128 weighted = static_cast<Int128>(s.prev) * left;  // prev share, times w
     const Int128 total = weighted + (static_cast<Int128>(s.curr) + cost) * w;
     const Nanos reset = saturating_add(static_cast<Nanos>(left), s.curr > 0 ? p.window : 0);

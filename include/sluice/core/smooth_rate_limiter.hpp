@@ -55,14 +55,14 @@ struct SmoothRateLimiter {
     const double from_stored = std::min(required, s.stored_permits);
     const double fresh = required - from_stored;
     // Java's long + wraps for a cost of centuries (the next ticket would move back); saturate.
-    const std::int64_t wait_us = refmath::saturated_add(
-        Shape::stored_permits_to_wait_time(p, s.stored_permits, from_stored),
-        refmath::java_d2l(fresh * Shape::stable_interval(p)));
+    const std::int64_t wait_us =
+        refmath::saturated_add(Shape::stored_permits_to_wait_time(p, s.stored_permits, from_stored),
+                               refmath::java_d2l(fresh * Shape::stable_interval(p)));
     s.next_free_micros = refmath::saturated_add(s.next_free_micros, wait_us);
     s.stored_permits -= from_stored;
     Nanos delay = 0;  // Guava's wait fits a long of micros; in nanoseconds it may not
-    if (__builtin_mul_overflow(std::max<std::int64_t>(moment_available - now_us, 0),
-                               kNanosPerMicro, &delay)) {
+    if (__builtin_mul_overflow(std::max<std::int64_t>(moment_available - now_us, 0), kNanosPerMicro,
+                               &delay)) {
       return {overflowed(), s0};
     }
     const auto remaining = refmath::java_d2l(s.stored_permits);

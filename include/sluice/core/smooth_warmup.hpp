@@ -37,14 +37,13 @@ struct SmoothWarmupShape {
     return p.stable_interval_micros + permits * p.slope;
   }
 
-  static std::int64_t stored_permits_to_wait_time(const Params& p, double stored,
-                                                  double to_take) {
+  static std::int64_t stored_permits_to_wait_time(const Params& p, double stored, double to_take) {
     const double above_threshold = stored - p.threshold_permits;
     std::int64_t micros = 0;
     if (above_threshold > 0.0) {
       const double take_above = std::min(above_threshold, to_take);
-      const double length = permits_to_time(p, above_threshold) +
-                            permits_to_time(p, above_threshold - take_above);
+      const double length =
+          permits_to_time(p, above_threshold) + permits_to_time(p, above_threshold - take_above);
       micros = refmath::java_d2l(take_above * length / 2.0);
       to_take -= take_above;
     }

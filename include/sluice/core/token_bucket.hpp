@@ -21,7 +21,7 @@ struct TokenBucket {
   struct Params {
     Rate rate;
     std::int64_t burst = 0;
-    double per_second = 0;      // derived: rate.per_second()
+    double per_second = 0;       // derived: rate.per_second()
     double nanos_per_token = 0;  // derived, for the informative reset time only
   };
   // 16 bytes: the reference's float tokens and its last update time.
@@ -64,8 +64,8 @@ struct TokenBucket {
     const Nanos wait = after < 0 ? duration_for(p, -after) : 0;
     const Nanos reset = refill_time(p, static_cast<double>(p.burst) - std::max(after, 0.0));
     if (cost <= p.burst && wait <= max_wait) {
-      Decision d{true, wait, static_cast<std::int64_t>(std::floor(std::max(after, 0.0))), 0,
-                 reset, p.burst};
+      Decision d{true, wait,  static_cast<std::int64_t>(std::floor(std::max(after, 0.0))),
+                 0,    reset, p.burst};
       return {d, State{after, now}};
     }
     const Nanos retry = cost > p.burst ? kNever : std::max<Nanos>(wait, 1);

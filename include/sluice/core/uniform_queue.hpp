@@ -57,8 +57,8 @@ struct UniformQueue {
                             Nanos /*max_wait: its own max-wait parameter applies*/) {
     const Nanos unit = p.use_nanos ? 1 : kNanosPerMilli;
     const std::int64_t current = now / unit;
-    const std::int64_t max_queue = p.use_nanos ? p.max_queueing_ms * kNanosPerMilli
-                                               : p.max_queueing_ms;
+    const std::int64_t max_queue =
+        p.use_nanos ? p.max_queueing_ms * kNanosPerMilli : p.max_queueing_ms;
     const std::int64_t spacing = cost_time(p, cost);
     std::int64_t expected = 0;
     if (__builtin_add_overflow(spacing, s.latest_passed, &expected)) return {overflowed(), s};
@@ -67,10 +67,10 @@ struct UniformQueue {
     }
     const std::int64_t wait = expected - current;
     if (wait > max_queue) {
-      return {denied(saturating_mul(wait - max_queue, unit), 0,
-                     saturating_mul(std::max<std::int64_t>(s.latest_passed - current, 0), unit),
-                     -1),
-              s};
+      return {
+          denied(saturating_mul(wait - max_queue, unit), 0,
+                 saturating_mul(std::max<std::int64_t>(s.latest_passed - current, 0), unit), -1),
+          s};
     }
     Nanos delay = 0;
     if (__builtin_mul_overflow(wait, unit, &delay)) return {overflowed(), s};

@@ -25,12 +25,11 @@ class LimitSet {
   std::size_t size() const { return limits_.size(); }
 
  private:
-  using AnyLimit =
-      std::variant<KeyedLimit<core::TokenBucket>, KeyedLimit<core::Gcra>,
-                   KeyedLimit<core::LeakyBucket>, KeyedLimit<core::FixedWindow>,
-                   KeyedLimit<core::SlidingLog>, KeyedLimit<core::SlidingWindow>,
-                   KeyedLimit<core::SmoothBursty>, KeyedLimit<core::SmoothWarmup>,
-                   KeyedLimit<core::UniformQueue>, KeyedLimit<core::Concurrency>>;
+  using AnyLimit = std::variant<KeyedLimit<core::TokenBucket>, KeyedLimit<core::Gcra>,
+                                KeyedLimit<core::LeakyBucket>, KeyedLimit<core::FixedWindow>,
+                                KeyedLimit<core::SlidingLog>, KeyedLimit<core::SlidingWindow>,
+                                KeyedLimit<core::SmoothBursty>, KeyedLimit<core::SmoothWarmup>,
+                                KeyedLimit<core::UniformQueue>, KeyedLimit<core::Concurrency>>;
   std::vector<AnyLimit> limits_;
   core::Nanos max_wait_;
 };

@@ -68,12 +68,12 @@ class Policy {
   Policy(Combine combine, std::vector<TableLimit> limits);
 
   // keys[i] is the key of limits()[i]; an empty key skips that limit (nginx: "not accounted").
-  PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now,
-                        std::int64_t cost, core::Nanos max_wait);
+  PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now, std::int64_t cost,
+                        core::Nanos max_wait);
   // The same with each limit's own max-wait (a rule that rejects at once beside one that
   // delays): max_waits[i] applies to limits()[i].
-  PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now,
-                        std::int64_t cost, std::span<const core::Nanos> max_waits);
+  PolicyDecision decide(std::span<const std::string_view> keys, core::Nanos now, std::int64_t cost,
+                        std::span<const core::Nanos> max_waits);
 
   const std::vector<TableLimit>& limits() const { return limits_; }
   Combine combine() const { return combine_; }

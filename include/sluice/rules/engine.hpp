@@ -43,7 +43,7 @@ struct CompiledRoute {
   std::vector<const CompiledRule*> dry_run;  // decided and counted, never enforced
   std::vector<std::shared_ptr<RuleCounters>> enforce_counters;  // parallel to `enforce`
   std::vector<std::shared_ptr<RuleCounters>> dry_run_counters;  // parallel to `dry_run`
-  std::unique_ptr<local::Policy> policy;     // over `enforce` (null when there is none)
+  std::unique_ptr<local::Policy> policy;  // over `enforce` (null when there is none)
   std::vector<std::unique_ptr<local::Policy>> dry_run_policies;  // one per `dry_run` rule
 };
 
@@ -72,10 +72,10 @@ struct CheckResult {
 // What the frontend does with a request.
 struct Verdict {
   enum class Kind {
-    kForward,   // proxy to route->upstream, after `delay`
-    kRespond,   // answer locally with status/body (a route with `respond`), after `delay`
-    kReject,    // a rule denied it: answer status/body
-    kNoRoute,   // no route matched: 404
+    kForward,  // proxy to route->upstream, after `delay`
+    kRespond,  // answer locally with status/body (a route with `respond`), after `delay`
+    kReject,   // a rule denied it: answer status/body
+    kNoRoute,  // no route matched: 404
   };
   Kind kind = Kind::kNoRoute;
   core::Nanos delay = 0;

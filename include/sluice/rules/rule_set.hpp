@@ -32,16 +32,16 @@ struct Cidr {
 
 struct Upstream {
   std::string name;
-  std::vector<Endpoint> servers;         // round robin
-  int max_fails = 1;                     // failures before a server is skipped
+  std::vector<Endpoint> servers;                          // round robin
+  int max_fails = 1;                                      // failures before a server is skipped
   core::Nanos fail_timeout = 10 * core::kNanosPerSecond;  // how long it is skipped
   int line = 0;
 };
 
 struct RouteMatch {
-  std::string host;         // exact Host (port ignored); empty: any
-  std::string path_prefix;  // empty: any
-  std::string path_exact;   // exclusive with path_prefix
+  std::string host;                  // exact Host (port ignored); empty: any
+  std::string path_prefix;           // empty: any
+  std::string path_exact;            // exclusive with path_prefix
   std::vector<std::string> methods;  // empty: any
 };
 
@@ -53,10 +53,10 @@ enum class Combine {
 struct Route {
   std::string name;
   RouteMatch match;
-  std::string upstream;              // name in RuleSet::upstreams; empty with `respond`
+  std::string upstream;               // name in RuleSet::upstreams; empty with `respond`
   std::optional<int> respond_status;  // answer locally (demo, health) instead of proxying
   std::string respond_body;
-  std::vector<std::string> rules;    // names in RuleSet::rules, in order
+  std::vector<std::string> rules;  // names in RuleSet::rules, in order
   Combine combine = Combine::kAll;
   int line = 0;
 };
@@ -92,22 +92,22 @@ struct Rule {
 
 struct Timeouts {
   core::Nanos connect = 2 * core::kNanosPerSecond;
-  core::Nanos header = 10 * core::kNanosPerSecond;  // client request head
-  core::Nanos idle = 60 * core::kNanosPerSecond;    // keep-alive between requests
+  core::Nanos header = 10 * core::kNanosPerSecond;    // client request head
+  core::Nanos idle = 60 * core::kNanosPerSecond;      // keep-alive between requests
   core::Nanos upstream = 30 * core::kNanosPerSecond;  // upstream response head
 };
 
 struct RuleSet {
-  std::optional<Endpoint> listen;            // the gateway; none: no gateway
+  std::optional<Endpoint> listen;  // the gateway; none: no gateway
   Endpoint admin{"127.0.0.1", 9090};
-  int workers = 0;                           // event loops; 0: one per core
+  int workers = 0;  // event loops; 0: one per core
   std::vector<Cidr> trusted_proxies;
-  std::size_t memory = 64u << 20;            // table budget per limit (bytes)
+  std::size_t memory = 64u << 20;  // table budget per limit (bytes)
   Timeouts timeouts;
-  bool ratelimit_headers = true;             // RateLimit-Policy / RateLimit (IETF draft)
-  bool legacy_headers = false;               // X-RateLimit-Limit/Remaining/Reset
-  std::string access_log;                    // "": off; "stdout", or a file path
-  bool write_back = true;                    // admin API changes rewrite the config file
+  bool ratelimit_headers = true;  // RateLimit-Policy / RateLimit (IETF draft)
+  bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
+  std::string access_log;         // "": off; "stdout", or a file path
+  bool write_back = true;         // admin API changes rewrite the config file
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
   std::vector<Rule> rules;

@@ -12,14 +12,13 @@
 // io_context passed in (tests, embedding), which one thread must run: sessions take no locks.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/io_context.hpp>
 
 #include "sluice/core/decision.hpp"
 #include "sluice/core/time.hpp"
@@ -40,10 +39,10 @@ using RespCheckHook = std::function<RespCheck(std::string_view rule, std::string
                                               std::int64_t cost, core::Nanos now)>;
 
 struct RespServerOptions {
-  int workers = 1;                       // own event loops; 0: run on the io_context given
+  int workers = 1;                          // own event loops; 0: run on the io_context given
   std::size_t throttle_memory = 64u << 20;  // CL.THROTTLE's key table budget (16 B a key)
-  proto::resp::ParserLimits limits;      // caps on what one client command may hold
-  RespCheckHook check;                   // SLUICE.CHECK; empty: "ERR no rules configured"
+  proto::resp::ParserLimits limits;         // caps on what one client command may hold
+  RespCheckHook check;                      // SLUICE.CHECK; empty: "ERR no rules configured"
 };
 
 class RespServer {

@@ -20,7 +20,7 @@ namespace sluice::server {
 // numbers (and envoy.type.v3.RateLimitUnit's).
 enum class RlsUnit : int { kSecond = 1, kMinute = 2, kHour = 3, kDay = 4 };
 
-core::Nanos unit_length(RlsUnit unit);  // 1s, 1m, 1h, 24h
+core::Nanos unit_length(RlsUnit unit);     // 1s, 1m, 1h, 24h
 std::string_view unit_name(RlsUnit unit);  // "second", "minute", "hour", "day"
 
 struct RlsRateLimit {

@@ -25,8 +25,8 @@ namespace sluice::spec {
 using AlgorithmParams =
     std::variant<core::TokenBucket::Params, core::Gcra::Params, core::LeakyBucket::Params,
                  core::FixedWindow::Params, core::SlidingLog::Params, core::SlidingWindow::Params,
-                 core::SmoothBursty::Params, core::SmoothWarmup::Params,
-                 core::UniformQueue::Params, core::Concurrency::Params>;
+                 core::SmoothBursty::Params, core::SmoothWarmup::Params, core::UniformQueue::Params,
+                 core::Concurrency::Params>;
 
 // How an algorithm treats `--mode wait` / a max-wait.
 enum class WaitSupport {
@@ -37,10 +37,10 @@ enum class WaitSupport {
 };
 
 struct LimitSpec {
-  std::string algorithm;   // canonical name, e.g. "token-bucket"
+  std::string algorithm;  // canonical name, e.g. "token-bucket"
   AlgorithmParams params;
   WaitSupport wait = WaitSupport::kCallerMaxWait;
-  std::string canonical;   // normalised text, parameters in table order with defaults filled
+  std::string canonical;  // normalised text, parameters in table order with defaults filled
 };
 
 // Errors name the offending algorithm, parameter or value and list what is accepted.

@@ -43,7 +43,7 @@ struct TableStats {
 // - Live parameter change: parameters are double-buffered; each slot records which buffer its
 //   state was last written under and is carried over (A::retune) by a sweep or on first touch.
 template <core::Algorithm A>
-  requires std::is_trivially_copyable_v<typename A::State>
+requires std::is_trivially_copyable_v<typename A::State>
 class KeyedTable {
  public:
   using Algorithm = A;
@@ -208,8 +208,7 @@ class KeyedTable {
   static int parity_of(std::uint64_t w) { return (w & kParity) != 0 ? 1 : 0; }
 
   std::size_t bucket_index(const KeyHash& h) const {
-    return static_cast<std::size_t>(
-        (static_cast<core::UInt128>(h.bucket) * bucket_count_) >> 64);
+    return static_cast<std::size_t>((static_cast<core::UInt128>(h.bucket) * bucket_count_) >> 64);
   }
   Counters& stripe(std::size_t bucket) { return counters_[bucket % kStripes]; }
 
@@ -315,8 +314,7 @@ class KeyedTable {
   }
 
   // Claims a slot for a new key and locks it, state set to A::start. nullptr if all are held.
-  Slot* claim(Bucket& b, std::size_t bi, std::uint64_t fp, core::Nanos now,
-              std::uint64_t& held) {
+  Slot* claim(Bucket& b, std::size_t bi, std::uint64_t fp, core::Nanos now, std::uint64_t& held) {
     const int cur = parity_.load(std::memory_order_acquire);
     // kRef set while locked marks the key as new (unlock leaves it unreferenced).
     const std::uint64_t fresh = fp | kLock | kRef | (cur == 1 ? kParity : 0);
@@ -352,7 +350,8 @@ class KeyedTable {
           continue;
         }
         if (A::idle(params_[parity_of(w)], s.state, now)) {
-          if (candidate != nullptr) candidate->word.store(candidate_word, std::memory_order_release);
+          if (candidate != nullptr)
+            candidate->word.store(candidate_word, std::memory_order_release);
           stripe(bi).idle_drops.fetch_add(1, std::memory_order_relaxed);
           return reuse(s, fresh, cur, now, held);
         }

@@ -335,12 +335,23 @@ ParseStatus RequestParser::next_inline() {
         } else if (p[i] == '\\' && i + 1 < end) {
           char c = p[i + 1];
           switch (c) {
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            case 'b': c = '\b'; break;
-            case 'a': c = '\a'; break;
-            default: break;
+            case 'n':
+              c = '\n';
+              break;
+            case 'r':
+              c = '\r';
+              break;
+            case 't':
+              c = '\t';
+              break;
+            case 'b':
+              c = '\b';
+              break;
+            case 'a':
+              c = '\a';
+              break;
+            default:
+              break;
           }
           arena_ += c;
           i += 2;

@@ -1,10 +1,10 @@
 // AccessLog (access_log.hpp).
 #include "access_log.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
-
-#include <fmt/format.h>
 
 namespace sluice::server::gateway {
 
@@ -27,15 +27,16 @@ void AccessLog::open(std::string_view destination) {
 void AccessLog::write(std::string_view destination, const AccessRecord& r) {
   if (destination.empty()) return;
   const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  std::string line = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z {} {} {} {} {} ",
-                                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                                 tm.tm_min, tm.tm_sec, ms % 1000, r.client.empty() ? "-" : r.client,
-                                 r.method.empty() ? "-" : r.method,
-                                 r.target.empty() ? "-" : r.target, r.status, r.bytes);
+  std::string line =
+      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z {} {} {} {} {} ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000,
+                  r.client.empty() ? "-" : r.client, r.method.empty() ? "-" : r.method,
+                  r.target.empty() ? "-" : r.target, r.status, r.bytes);
   if (r.upstream_ms < 0) {
     line += "-";
   } else {

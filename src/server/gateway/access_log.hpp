@@ -17,9 +17,9 @@ struct AccessRecord {
   std::string_view method;
   std::string_view target;
   int status = 0;
-  std::uint64_t bytes = 0;       // response body bytes sent to the client
-  double upstream_ms = -1;       // < 0: not proxied ("-")
-  std::string_view decision;     // forward, delay, reject, respond, noroute, error
+  std::uint64_t bytes = 0;    // response body bytes sent to the client
+  double upstream_ms = -1;    // < 0: not proxied ("-")
+  std::string_view decision;  // forward, delay, reject, respond, noroute, error
 };
 
 // Thread-safe: every worker loop writes through one instance.

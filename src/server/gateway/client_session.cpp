@@ -1,14 +1,14 @@
 // ClientSession (client_session.hpp).
 #include "client_session.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
 #include <chrono>
 #include <cstdio>
 #include <span>
-
-#include <boost/beast/core/string.hpp>
-#include <boost/beast/http/error.hpp>
-#include <fmt/format.h>
 
 #include "http_io.hpp"
 #include "sluice/core/clock.hpp"
@@ -44,7 +44,7 @@ bool expects_continue(const http::request_header<Fields>& req) {
   return it != req.end() && beast::iequals(it->value(), "100-continue");
 }
 
-bool is_parse_error(const error_code& ec) { 
+bool is_parse_error(const error_code& ec) {
   return ec.category() == make_error_code(http::error::bad_target).category();
 }
 
@@ -63,13 +63,20 @@ int head_error_status(const error_code& ec, const Parser& parser) {
 
 std::string_view reason_body(int status) {
   switch (status) {
-    case 400: return "Bad Request\n";
-    case 404: return "Not Found\n";
-    case 414: return "URI Too Long\n";
-    case 431: return "Request Header Fields Too Large\n";
-    case 502: return "Bad Gateway\n";
-    case 504: return "Gateway Timeout\n";
-    default: return "";
+    case 400:
+      return "Bad Request\n";
+    case 404:
+      return "Not Found\n";
+    case 414:
+      return "URI Too Long\n";
+    case 431:
+      return "Request Header Fields Too Large\n";
+    case 502:
+      return "Bad Gateway\n";
+    case 504:
+      return "Gateway Timeout\n";
+    default:
+      return "";
   }
 }
 
@@ -217,8 +224,7 @@ Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
 }
 
 Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::string_view body,
-                                                                 ExtraFields extra,
-                                                                 bool keep_alive) {
+                                                            ExtraFields extra, bool keep_alive) {
   RequestParser& p = *parser_;
   if (!p.is_done()) {
     // A body this answer does not need: skip a small one to keep the connection, else close.
@@ -246,7 +252,7 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
 Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code& ec) {
   // A malformed body (bad chunk) deserves a 400; a client that left gets nothing.
   if (is_parse_error(ec) && client_.is_open()) {
-      const std::string_view body = reason_body(400);
+    const std::string_view body = reason_body(400);
     head_.clear();
     append_local_response_head(head_, 400, body.size(), {}, false, 11);
     head_ += body;
@@ -309,7 +315,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, b
   for (;;) {
     if (!server) {
       server = pool.pick(up, start, tried);
-      if (!server) co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
+      if (!server)
+        co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
       may_reuse = true;
     }
     // A whole request survives a pooled connection the server has closed meanwhile (it is
@@ -331,7 +338,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, b
     append_upstream_request_head(head_, req, peer_, forwarded_node_, request_framing,
                                  request_length, server->authority);
     upstream_watch_.expires_after(ns(timeouts_.upstream));
-    error_code ec = co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);
+    error_code ec =
+        co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);
     while (!ec && !p.is_done()) {
       auto [read_ec, n] = co_await read_request_piece();
       if (read_ec) {
@@ -461,7 +469,8 @@ Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerStat
 Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece() {
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
   client_watch_.expires_after(ns(timeouts_.idle));
-  auto result = co_await read_body_piece(client_, client_buffer_, *parser_, body_.get(), kPieceBytes);
+  auto result =
+      co_await read_body_piece(client_, client_buffer_, *parser_, body_.get(), kPieceBytes);
   client_watch_.disarm();
   co_return result;
 }
@@ -482,7 +491,7 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece
 }
 
 Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
-                                                       std::size_t n, bool chunked, bool last) {
+                                                 std::size_t n, bool chunked, bool last) {
   static constexpr std::string_view kCrlf = "\r\n";
   static constexpr std::string_view kLastChunk = "0\r\n\r\n";
   std::array<asio::const_buffer, 5> buffers;
@@ -516,7 +525,8 @@ Awaitable<void> ClientSession::linger_close() {
   client_.shutdown(Socket::shutdown_send, ignored);
   client_watch_.expires_after(kLingerTime);
   for (std::size_t total = 0; total < kLingerBytes;) {
-    auto [ec, n] = co_await client_.async_read_some(asio::buffer(body_.get(), kPieceBytes), kNoThrow);
+    auto [ec, n] =
+        co_await client_.async_read_some(asio::buffer(body_.get(), kPieceBytes), kNoThrow);
     if (ec) break;
     total += n;
   }

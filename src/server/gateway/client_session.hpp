@@ -4,16 +4,15 @@
 // an oversized head 431, a long target 414, and the connection is closed.
 #pragma once
 
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/parser.hpp>
 
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
@@ -26,10 +25,10 @@ namespace sluice::server::gateway {
 class Worker;
 
 // Limits on what a client may send before the gateway gives up on the request.
-inline constexpr std::size_t kMaxHeaderBytes = 32u << 10;   // request line and fields: 431
-inline constexpr std::size_t kMaxTargetBytes = 8u << 10;    // the request target: 414
-inline constexpr std::size_t kPieceBytes = 16u << 10;       // one body read, either direction
-inline constexpr std::uint64_t kDrainBytes = 64u << 10;     // unread body skipped to keep alive
+inline constexpr std::size_t kMaxHeaderBytes = 32u << 10;  // request line and fields: 431
+inline constexpr std::size_t kMaxTargetBytes = 8u << 10;   // the request target: 414
+inline constexpr std::size_t kPieceBytes = 16u << 10;      // one body read, either direction
+inline constexpr std::uint64_t kDrainBytes = 64u << 10;    // unread body skipped to keep alive
 
 class ClientSession : public std::enable_shared_from_this<ClientSession> {
  public:
@@ -64,7 +63,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Awaitable<Next> refuse_head(int status);
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
-                                             bool keep_alive);
+                                bool keep_alive);
   Awaitable<Next> forward(rules::Verdict& verdict, bool keep_alive);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
@@ -77,9 +76,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
       UpstreamConnection& conn, ResponseParser& parser);
   // One write: `head`, then `n` bytes of body_ (as one chunk when `chunked`), then the last
   // chunk when `last`.
-  Awaitable<boost::system::error_code> write_piece(
-      Socket& socket, std::string_view head, std::size_t n, bool chunked,
-      bool last);
+  Awaitable<boost::system::error_code> write_piece(Socket& socket, std::string_view head,
+                                                   std::size_t n, bool chunked, bool last);
   // Skips a small unread request body so that the connection can carry the next request.
   Awaitable<bool> drain_request_body();
   // Half-closes, then reads what the client still sends (briefly) so that it gets the reply
@@ -105,8 +103,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Watchdog upstream_watch_;
   Socket* upstream_io_ = nullptr;  // what upstream_watch_ closes
   bool upstream_timed_out_ = false;
-  bool idle_ = false;   // waiting for a request with nothing of it read
-  bool first_ = true;   // no request served yet: the header timeout, not the idle one
+  bool idle_ = false;    // waiting for a request with nothing of it read
+  bool first_ = true;    // no request served yet: the header timeout, not the idle one
   bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
   rules::Timeouts timeouts_;
   Exchange exchange_;

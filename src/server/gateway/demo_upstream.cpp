@@ -1,9 +1,6 @@
 // The demo upstream (sluice/server/demo_upstream.hpp): one loop, one canned answer.
 #include "sluice/server/demo_upstream.hpp"
 
-#include <csignal>
-#include <string_view>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,6 +14,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <csignal>
+#include <string_view>
 
 #include "sluice/rules/config_loader.hpp"
 
@@ -54,8 +53,9 @@ asio::awaitable<void> serve(tcp::socket socket) {
       break;
     }
     const bool keep_alive = parser.keep_alive();
-    const std::string_view reply =
-        !keep_alive ? kClose : parser.get().version() < 11 ? kKeepAlive10 : kKeepAlive;
+    const std::string_view reply = !keep_alive                   ? kClose
+                                   : parser.get().version() < 11 ? kKeepAlive10
+                                                                 : kKeepAlive;
     auto [ec, n] = co_await asio::async_write(socket, asio::buffer(reply), kNoThrow);
     if (ec || !keep_alive) co_return;
   }

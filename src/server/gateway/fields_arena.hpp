@@ -4,12 +4,11 @@
 // freeing a field is a no-op, and a 4 KiB block holds a typical head whole.
 #pragma once
 
+#include <boost/beast/http/fields.hpp>
 #include <cstddef>
 #include <memory>
 #include <new>
 #include <vector>
-
-#include <boost/beast/http/fields.hpp>
 
 namespace sluice::server::gateway {
 

@@ -2,13 +2,12 @@
 #include "sluice/server/gateway.hpp"
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include "access_log.hpp"
 #include "sluice/rules/config_loader.hpp"

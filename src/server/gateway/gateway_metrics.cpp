@@ -1,9 +1,9 @@
 // Gateway metrics (gateway_metrics.hpp).
 #include "gateway_metrics.hpp"
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <vector>
 
 namespace sluice::server::gateway {
 
@@ -68,27 +68,32 @@ void write_gateway_metrics(std::string& out, std::span<const LoopStats* const> l
   out += "# TYPE sluice_gateway_responses_total counter\n";
   static constexpr const char* kClasses[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
   for (std::size_t i = 0; i < responses.size(); ++i) {
-    out += fmt::format("sluice_gateway_responses_total{{code=\"{}\"}} {}\n", kClasses[i], responses[i]);
+    out += fmt::format("sluice_gateway_responses_total{{code=\"{}\"}} {}\n", kClasses[i],
+                       responses[i]);
   }
 
-  out += "# HELP sluice_upstream_latency_seconds Time from sending a request upstream to the end "
-         "of its response.\n";
+  out +=
+      "# HELP sluice_upstream_latency_seconds Time from sending a request upstream to the end "
+      "of its response.\n";
   out += "# TYPE sluice_upstream_latency_seconds histogram\n";
   for (const auto& [name, s] : upstreams) {
     const std::string up = label(name);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < s.buckets.size(); ++i) {
       cumulative += s.buckets[i];
-      const std::string le = i < kLatencyBounds.size() ? fmt::format("{}", kLatencyBounds[i]) : "+Inf";
+      const std::string le =
+          i < kLatencyBounds.size() ? fmt::format("{}", kLatencyBounds[i]) : "+Inf";
       out += fmt::format("sluice_upstream_latency_seconds_bucket{{upstream=\"{}\",le=\"{}\"}} {}\n",
                          up, le, cumulative);
     }
     out += fmt::format("sluice_upstream_latency_seconds_sum{{upstream=\"{}\"}} {:.9f}\n", up,
                        static_cast<double>(s.sum_ns) / 1e9);
-    out += fmt::format("sluice_upstream_latency_seconds_count{{upstream=\"{}\"}} {}\n", up, s.count);
+    out +=
+        fmt::format("sluice_upstream_latency_seconds_count{{upstream=\"{}\"}} {}\n", up, s.count);
   }
-  out += "# HELP sluice_upstream_failures_total Upstream attempts that failed: connect errors, "
-         "timeouts, broken responses.\n";
+  out +=
+      "# HELP sluice_upstream_failures_total Upstream attempts that failed: connect errors, "
+      "timeouts, broken responses.\n";
   out += "# TYPE sluice_upstream_failures_total counter\n";
   for (const auto& [name, s] : upstreams) {
     out += fmt::format("sluice_upstream_failures_total{{upstream=\"{}\"}} {}\n", label(name),

@@ -46,7 +46,7 @@ struct UpstreamStats {
 
 class LoopStats {
  public:
-  Counter open_connections;  // added to and subtracted from (wraps back through zero)
+  Counter open_connections;          // added to and subtracted from (wraps back through zero)
   std::array<Counter, 6> responses;  // by status / 100; [0] anything outside 1xx..5xx
 
   void response(int status) { responses[status >= 100 && status < 600 ? status / 100 : 0].add(); }

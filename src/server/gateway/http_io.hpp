@@ -7,16 +7,15 @@
 // response whole) and fall back to async_write for the rest.
 #pragma once
 
-#include <cstddef>
-#include <span>
-#include <utility>
-
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
+#include <cstddef>
+#include <span>
+#include <utility>
 
 #include "loop_types.hpp"
 
@@ -32,8 +31,7 @@ using boost::system::error_code;
 // One socket read into `buffer`. End of stream: the parser is told (an EOF-delimited body
 // ends there), or http::error::end_of_stream when the message had not begun.
 template <class Parser>
-Awaitable<error_code> fill(Socket& socket, beast::flat_buffer& buffer,
-                                 Parser& parser) {
+Awaitable<error_code> fill(Socket& socket, beast::flat_buffer& buffer, Parser& parser) {
   const std::size_t size = beast::read_size(buffer, 65536);
   if (size == 0) co_return http::error::buffer_overflow;
   auto [ec, n] = co_await socket.async_read_some(buffer.prepare(size), kNoThrow);
@@ -71,8 +69,8 @@ Awaitable<boost::system::error_code> read_head(Socket& socket, boost::beast::fla
 // one unless the message is done (a message without a body is done at once).
 template <class Parser>
 Awaitable<std::pair<boost::system::error_code, std::size_t>> read_body_piece(
-    Socket& socket, boost::beast::flat_buffer& buffer, Parser& parser,
-    char* data, std::size_t size) {
+    Socket& socket, boost::beast::flat_buffer& buffer, Parser& parser, char* data,
+    std::size_t size) {
   namespace http = boost::beast::http;
   auto& body = parser.get().body();
   body.data = data;

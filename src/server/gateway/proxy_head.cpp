@@ -1,10 +1,10 @@
 // Proxy heads (proxy_head.hpp).
 #include "proxy_head.hpp"
 
-#include <array>
-
-#include <boost/beast/core/string.hpp>
 #include <fmt/format.h>
+
+#include <array>
+#include <boost/beast/core/string.hpp>
 
 namespace sluice::server::gateway {
 
@@ -41,7 +41,8 @@ struct ConnectionTokens {
         std::string_view t = v.substr(0, comma);
         while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
         while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-        if (!t.empty() && !boost::beast::iequals(t, "close") && !boost::beast::iequals(t, "keep-alive")) {
+        if (!t.empty() && !boost::beast::iequals(t, "close") &&
+            !boost::beast::iequals(t, "keep-alive")) {
           if (n < names.size()) {
             names[n++] = t;
           } else {
@@ -121,8 +122,7 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
   for (const auto& f : req) {
     const http::field name = f.name();
     if (is_hop_by_hop(name) || name == http::field::expect) continue;
-    if (name == http::field::unknown &&
-        boost::beast::iequals(f.name_string(), "X-Forwarded-For")) {
+    if (name == http::field::unknown && boost::beast::iequals(f.name_string(), "X-Forwarded-For")) {
       if (!xff.empty()) xff += ", ";
       xff += f.value();
       continue;

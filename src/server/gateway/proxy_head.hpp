@@ -4,13 +4,12 @@
 // not relayed; each hop gets its own framing. Bodies are not touched here.
 #pragma once
 
+#include <boost/beast/http/message.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <boost/beast/http/message.hpp>
 
 #include "fields_arena.hpp"
 

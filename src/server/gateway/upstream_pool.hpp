@@ -4,14 +4,13 @@
 // loop has its own, so nothing here takes a lock.
 #pragma once
 
+#include <boost/beast/core/flat_buffer.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/beast/core/flat_buffer.hpp>
 
 #include "gateway_metrics.hpp"
 #include "loop_types.hpp"

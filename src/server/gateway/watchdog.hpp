@@ -8,9 +8,7 @@
 #include <functional>
 #include <memory>
 
-
 #include "loop_types.hpp"
-
 #include "sluice/core/clock.hpp"
 
 namespace sluice::server::gateway {
@@ -48,17 +46,18 @@ class Watchdog {
     if (!owner) return;
     timer_.expires_at(deadline_);  // cancels a pending wait; its handler sees a stale generation
     waiting_ = true;
-    timer_.async_wait([this, owner = std::move(owner), g = ++generation_](const boost::system::error_code& ec) {
-      if (g != generation_) return;
-      waiting_ = false;
-      if (ec || deadline_ == Clock::time_point::max()) return;
-      if (Clock::now() < deadline_) {
-        arm(owner);
-        return;
-      }
-      deadline_ = Clock::time_point::max();
-      on_expire_();
-    });
+    timer_.async_wait(
+        [this, owner = std::move(owner), g = ++generation_](const boost::system::error_code& ec) {
+          if (g != generation_) return;
+          waiting_ = false;
+          if (ec || deadline_ == Clock::time_point::max()) return;
+          if (Clock::now() < deadline_) {
+            arm(owner);
+            return;
+          }
+          deadline_ = Clock::time_point::max();
+          on_expire_();
+        });
   }
 
   Timer timer_;

@@ -3,13 +3,12 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstdio>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/ip/v6_only.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 
 #include "client_session.hpp"
 
@@ -20,9 +19,7 @@ using asio::ip::tcp;
 
 namespace {
 
-Awaitable<void> run_session(std::shared_ptr<ClientSession> session) {
-  co_await session->run();
-}
+Awaitable<void> run_session(std::shared_ptr<ClientSession> session) { co_await session->run(); }
 
 }  // namespace
 

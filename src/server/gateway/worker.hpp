@@ -2,12 +2,11 @@
 // kernel spreads connections over the loops), its upstream pool, counters and sessions.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <memory>
 #include <thread>
 #include <unordered_set>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include "access_log.hpp"
 #include "gateway_metrics.hpp"

@@ -15,8 +15,7 @@ void sluice_check(Context& ctx, std::span<const std::string_view> args) {
     const std::string_view s = args[3];
     const auto r = std::from_chars(s.data(), s.data() + s.size(), cost);
     if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || cost <= 0) {
-      return ctx.out.error("ERR invalid cost '" + std::string(s) +
-                           "': must be a positive integer");
+      return ctx.out.error("ERR invalid cost '" + std::string(s) + "': must be a positive integer");
     }
   }
   const RespCheck c = ctx.server.check(args[1], args[2], cost, ctx.now);

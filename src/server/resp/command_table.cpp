@@ -3,9 +3,10 @@
 // server_commands.cpp.
 #include "command_table.hpp"
 
+#include <strings.h>
+
 #include <cctype>
 #include <string>
-#include <strings.h>
 
 #include "check_command.hpp"
 #include "connection_commands.hpp"

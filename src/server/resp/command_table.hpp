@@ -14,11 +14,11 @@ namespace sluice::server::resp {
 using Handler = void (*)(Context&, std::span<const std::string_view>);
 
 struct CommandInfo {
-  std::string_view name;      // as Redis names it in errors and COMMAND (lower case)
-  int arity;                  // Redis's: N = exactly N arguments with the name, -N = at least N
-  int max_args;               // upper bound for a negative arity; 0 = none
-  int first_key, last_key, key_step;  // key positions, for COMMAND (cluster-aware clients)
-  Handler handler;            // null for a container (CLIENT, COMMAND, CONFIG)
+  std::string_view name;  // as Redis names it in errors and COMMAND (lower case)
+  int arity;              // Redis's: N = exactly N arguments with the name, -N = at least N
+  int max_args;           // upper bound for a negative arity; 0 = none
+  int first_key, last_key, key_step;         // key positions, for COMMAND (cluster-aware clients)
+  Handler handler;                           // null for a container (CLIENT, COMMAND, CONFIG)
   std::span<const CommandInfo> subcommands;  // names "client|setname"
 };
 

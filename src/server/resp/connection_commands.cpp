@@ -1,9 +1,10 @@
 // Connection commands (connection_commands.hpp). Error texts are Redis 7.0's.
 #include "connection_commands.hpp"
 
+#include <strings.h>
+
 #include <charconv>
 #include <string>
-#include <strings.h>
 
 namespace sluice::server::resp {
 
@@ -57,8 +58,7 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
       // No users are configured: like Redis's default user with `nopass`, any password of
       // "default" is accepted; other users do not exist.
       if (!equals_nocase(args[j + 1], "default")) {
-        return ctx.out.error(
-            "WRONGPASS invalid username-password pair or user is disabled.");
+        return ctx.out.error("WRONGPASS invalid username-password pair or user is disabled.");
       }
       j += 2;
     } else if (equals_nocase(args[j], "SETNAME") && left >= 1) {
@@ -113,7 +113,8 @@ void client_info(Context& ctx, std::span<const std::string_view>) {
                      " fd=" + std::to_string(c.fd) + " name=" + c.name +
                      " age=" + std::to_string((ctx.now - c.created) / core::kNanosPerSecond) +
                      " idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 cmd=client|info"
-                     " user=default redir=-1 resp=" + std::to_string(c.protocol) + "\n";
+                     " user=default redir=-1 resp=" +
+                     std::to_string(c.protocol) + "\n";
   ctx.out.verbatim(line);
 }
 

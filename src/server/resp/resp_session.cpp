@@ -4,8 +4,8 @@
 #include <boost/asio/write.hpp>
 
 #include "command_table.hpp"
-#include "throttle_command.hpp"
 #include "sluice/core/clock.hpp"
+#include "throttle_command.hpp"
 
 namespace sluice::server::resp {
 

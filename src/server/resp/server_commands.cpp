@@ -2,10 +2,10 @@
 #include "server_commands.hpp"
 
 #include <fnmatch.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <string>
-#include <strings.h>
 #include <utility>
 #include <vector>
 

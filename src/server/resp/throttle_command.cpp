@@ -1,10 +1,11 @@
 // CL.THROTTLE (throttle_command.hpp).
 #include "throttle_command.hpp"
 
+#include <strings.h>
+
 #include <charconv>
 #include <optional>
 #include <string>
-#include <strings.h>
 
 #include "sluice/table/key_hash.hpp"
 
@@ -50,8 +51,7 @@ core::Expected<ThrottleArgs> parse_throttle_args(std::span<const std::string_vie
                             ": must be 0 or more");
   }
   if (a.count < 0) {
-    return core::make_error("ERR invalid count " + std::to_string(a.count) +
-                            ": must be positive");
+    return core::make_error("ERR invalid count " + std::to_string(a.count) + ": must be positive");
   }
   if (a.period < 0) {
     return core::make_error("ERR invalid period " + std::to_string(a.period) +
@@ -80,8 +80,8 @@ core::Expected<core::Gcra::Params> throttle_params(const ThrottleArgs& a) {
   return p;
 }
 
-core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a,
-                                       core::Nanos now, const table::KeyHash* key_hash) {
+core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a, core::Nanos now,
+                                       const table::KeyHash* key_hash) {
   auto p = throttle_params(a);
   if (!p) return core::make_error(p.error());
   auto locked = table.lock(key_hash != nullptr ? *key_hash : table::hash_key(a.key), now);

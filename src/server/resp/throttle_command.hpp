@@ -45,8 +45,8 @@ core::Expected<core::Gcra::Params> throttle_params(const ThrottleArgs& a);
 
 // Decides and, when allowed, stores the key's new TAT. `key_hash`: hash_key(a.key) when the
 // caller has it already.
-core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a,
-                                       core::Nanos now, const table::KeyHash* key_hash = nullptr);
+core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a, core::Nanos now,
+                                       const table::KeyHash* key_hash = nullptr);
 
 // True for "CL.THROTTLE" in any case: the session prefetches these commands' keys.
 bool is_throttle(std::string_view name);

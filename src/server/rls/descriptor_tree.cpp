@@ -43,8 +43,8 @@ core::Expected<DescriptorTree::Level> DescriptorTree::add(
     const std::size_t index = nodes_.size();
     nodes_.emplace_back();
     if (d.rate_limit) {
-      auto limit = make_limit(*d.rate_limit, d.shadow_mode,
-                              fixed ? kOneKeyBudget : memory_per_limit);
+      auto limit =
+          make_limit(*d.rate_limit, d.shadow_mode, fixed ? kOneKeyBudget : memory_per_limit);
       if (!limit) {
         return core::make_error("line " + std::to_string(d.line) + ": " + limit.error());
       }

@@ -64,9 +64,9 @@ class DescriptorTree {
 
   // The nodes of one level that share a key.
   struct Choices {
-    Map<std::size_t> exact;                               // value -> node
+    Map<std::size_t> exact;                                     // value -> node
     std::vector<std::pair<std::string, std::size_t>> prefixes;  // "prefix*", in config order
-    std::optional<std::size_t> any;                       // the key alone
+    std::optional<std::size_t> any;                             // the key alone
   };
   using Level = Map<Choices>;
   struct Node {

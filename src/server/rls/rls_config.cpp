@@ -77,7 +77,8 @@ class Reader {
     out.line = line_of(doc);
     const auto fields = fields_of(doc, "", {"domain", "descriptors"});
     if (auto it = fields.find("domain"); it == fields.end()) {
-      error(out.line, "missing field 'domain' (the name requests carry in RateLimitRequest.domain)");
+      error(out.line,
+            "missing field 'domain' (the name requests carry in RateLimitRequest.domain)");
     } else if (auto name = text(it->second, "domain")) {
       if (name->empty()) {
         error(line_of(it->second), "field 'domain' is empty");
@@ -114,8 +115,8 @@ class Reader {
         continue;
       }
       if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
-        error(line, std::string(where) + "unknown field " + quoted(key) + " (accepted: " +
-                        joined(accepted) + ")");
+        error(line, std::string(where) + "unknown field " + quoted(key) +
+                        " (accepted: " + joined(accepted) + ")");
         continue;
       }
       if (auto seen = lines.find(key); seen != lines.end()) {
@@ -163,8 +164,9 @@ class Reader {
 
   std::optional<std::uint32_t> count(const YAML::Node& node, std::string_view field) {
     const std::string s = node.IsScalar() ? node.Scalar() : std::string();
-    const bool digits = !s.empty() && s.size() <= 10 &&
-                        std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits = !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
     if (!digits || std::stoull(s) > 0xffffffffull) {
       error(line_of(node), "field " + quoted(field) + " must be a whole number from 0 to " +
                                "4294967295 (a uint32 in the RLS protocol), not " +
@@ -188,9 +190,9 @@ class Reader {
       if (!d) continue;
       auto [it, fresh] = seen.emplace(std::make_pair(d->key, d->value), d->line);
       if (!fresh) {
-        error(d->line, path + "descriptor " + quoted(d->key + (d->value.empty() ? "" : "=" + d->value)) +
-                           " given twice on this level (first at line " +
-                           std::to_string(it->second) + ")");
+        error(d->line,
+              path + "descriptor " + quoted(d->key + (d->value.empty() ? "" : "=" + d->value)) +
+                  " given twice on this level (first at line " + std::to_string(it->second) + ")");
         continue;
       }
       out.push_back(std::move(*d));
@@ -328,8 +330,9 @@ class Reader {
 };
 
 void sort_by_line(std::vector<RlsConfigError>& errors) {
-  std::stable_sort(errors.begin(), errors.end(),
-                   [](const RlsConfigError& a, const RlsConfigError& b) { return a.line < b.line; });
+  std::stable_sort(
+      errors.begin(), errors.end(),
+      [](const RlsConfigError& a, const RlsConfigError& b) { return a.line < b.line; });
 }
 
 // Parses `yaml` into `domains`, reporting problems to `errors`.
@@ -374,10 +377,14 @@ RlsLoaded finish(std::vector<RlsDomain> domains, std::vector<RlsConfigError> err
 
 core::Nanos unit_length(RlsUnit unit) {
   switch (unit) {
-    case RlsUnit::kSecond: return core::kNanosPerSecond;
-    case RlsUnit::kMinute: return core::kNanosPerMinute;
-    case RlsUnit::kHour: return core::kNanosPerHour;
-    case RlsUnit::kDay: return 24 * core::kNanosPerHour;
+    case RlsUnit::kSecond:
+      return core::kNanosPerSecond;
+    case RlsUnit::kMinute:
+      return core::kNanosPerMinute;
+    case RlsUnit::kHour:
+      return core::kNanosPerHour;
+    case RlsUnit::kDay:
+      return 24 * core::kNanosPerHour;
   }
   return core::kNanosPerSecond;
 }
@@ -402,8 +409,7 @@ core::Expected<spec::LimitSpec> rls_limit_spec(const RlsRateLimit& limit) {
                               "use the default fixed-window)");
     }
     // The same capacity: gcra's limit is burst+1, a token bucket's its burst.
-    const std::string burst =
-        algorithm == "gcra" ? std::to_string(limit.requests_per_unit - 1) : n;
+    const std::string burst = algorithm == "gcra" ? std::to_string(limit.requests_per_unit - 1) : n;
     text = algorithm + ":rate=" + n + "/" + window + ",burst=" + burst;
   } else {
     std::string accepted;

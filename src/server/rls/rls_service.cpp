@@ -34,9 +34,12 @@ std::vector<DescriptorView> views_of(const pb::RateLimitRequest& request) {
 
 pb::RateLimitResponse::Code code_of(Code c) {
   switch (c) {
-    case Code::kOk: return pb::RateLimitResponse::OK;
-    case Code::kOverLimit: return pb::RateLimitResponse::OVER_LIMIT;
-    case Code::kUnknown: break;
+    case Code::kOk:
+      return pb::RateLimitResponse::OK;
+    case Code::kOverLimit:
+      return pb::RateLimitResponse::OVER_LIMIT;
+    case Code::kUnknown:
+      break;
   }
   return pb::RateLimitResponse::UNKNOWN;
 }
@@ -76,7 +79,8 @@ grpc::ServerUnaryReactor* Service::ShouldRateLimit(grpc::CallbackServerContext* 
       status = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, answer.exhausted);
     } else {
       to_response(answer, *response);
-      (answer.overall == Code::kOverLimit ? over_limit_ : ok_).fetch_add(1, std::memory_order_relaxed);
+      (answer.overall == Code::kOverLimit ? over_limit_ : ok_)
+          .fetch_add(1, std::memory_order_relaxed);
       for (const Status& s : answer.statuses) {
         (s.code == Code::kOverLimit ? descriptors_over_limit_ : descriptors_ok_)
             .fetch_add(1, std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 // Concurrency limits: at most `limit` leases in flight. The pure algorithm, and the
 // thread-safe ConcurrencyLimiter whose leases give their permits back on every path.
+#include "sluice/core/concurrency.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/core/concurrency.hpp"
 #include "sluice/core/concurrency_limiter.hpp"
 
 namespace sluice::core {

@@ -89,7 +89,7 @@ TEST(LeakyBucket, IsIdleOnlyAfterNginxsSixtySecondsWithNothingLeftToLeak) {
 
 TEST(LeakyBucket, CostAddsThatManyThousandsToTheExcess) {
   Bucket b(nodelay_burst_2());
-  ASSERT_TRUE(b.at(0).allowed);  // new key: excess 0
+  ASSERT_TRUE(b.at(0).allowed);     // new key: excess 0
   ASSERT_TRUE(b.at(0, 2).allowed);  // 0 + 2 * 1000 = 2000, not above 2000
   EXPECT_EQ(b.state().excess, 2000);
   const Decision next = b.at(ms(100), 2);  // 2000 - 1000 + 2000 = 3000 > 2000
@@ -113,7 +113,7 @@ TEST(LeakyBucket, AKnownKeyLetsACostAboveBurstPlusOneThroughOnceEnoughHasLeaked)
   // offsets the new cost: at 200ms, 0 - 10000 * 200 / 1000 + 4 * 1000 = 2000, not above 2000.
   // Only a new key (no leak yet) answers kNever; retry_after counts on the leak too.
   Bucket b(nodelay_burst_2());
-  ASSERT_TRUE(b.at(0).allowed);  // excess 0 at ms 0
+  ASSERT_TRUE(b.at(0).allowed);     // excess 0 at ms 0
   const Decision now = b.at(0, 4);  // 0 - 0 + 4000 > 2000
   EXPECT_FALSE(now.allowed);
   EXPECT_EQ(now.retry_after, ms(200));  // 4000 - 2000 must leak
@@ -133,8 +133,8 @@ TEST(LeakyBucket, AClockThatDoesNotMoveLeaksNothing) {
 TEST(LeakyBucket, AClockThatStepsBackLeaksNothingOrOneMillisecondPastAMinute) {
   // nginx: ms < 0 counts as 0 (and keeps `last`); ms < -60000 counts as 1.
   Bucket b(nodelay_burst_2());
-  EXPECT_EQ(b.allowed_of(3, sec(120)), 3);  // excess 2000 at 120s
-  EXPECT_FALSE(b.at(sec(119)).allowed);     // 2000 - 0 + 1000
+  EXPECT_EQ(b.allowed_of(3, sec(120)), 3);                       // excess 2000 at 120s
+  EXPECT_FALSE(b.at(sec(119)).allowed);                          // 2000 - 0 + 1000
   b.retune(ten_per_second(3, LeakyBucket::kNoDelay), sec(119));  // burst 3: room for 1
   const Decision back = b.at(0);  // 2 minutes back: 2000 - 10000 * 1 / 1000 + 1000 = 2990
   ASSERT_TRUE(back.allowed);

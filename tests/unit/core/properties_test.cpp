@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <vector>
@@ -98,8 +98,9 @@ void expect_spans_within(const typename A::Params& p, std::int64_t max_cost,
 }
 
 TEST(Properties, TokenBucketNeverAdmitsMoreThanBurstPlusRateTimesT) {
-  expect_spans_within<TokenBucket>(TokenBucket::make(per_second(100), 20), 3, {0, ms(50)}, kSpans,
-                                   [](Nanos t) { return 20 + 100.0 * static_cast<double>(t) / 1e9; });
+  expect_spans_within<TokenBucket>(
+      TokenBucket::make(per_second(100), 20), 3, {0, ms(50)}, kSpans,
+      [](Nanos t) { return 20 + 100.0 * static_cast<double>(t) / 1e9; });
 }
 
 TEST(Properties, GcraNeverAdmitsMoreThanLimitPlusOnePerIntervalOfT) {
@@ -148,7 +149,8 @@ TEST(Properties, FixedWindowKeepsEachAlignedWindowWithinTheLimitButNotEverySlidi
     const auto passed = admitted<FixedWindow>(p, random_trace(seed, kRequests, 3));
     std::map<std::int64_t, std::int64_t> per_window;
     for (const Request& r : passed) per_window[r.at / p.window] += r.cost;
-    for (const auto& [k, sum] : per_window) EXPECT_LE(sum, 30) << "seed " << seed << " window " << k;
+    for (const auto& [k, sum] : per_window)
+      EXPECT_LE(sum, 30) << "seed " << seed << " window " << k;
     const std::int64_t most = busiest(passed, sec(1) - 1);
     EXPECT_LE(most, 2 * 30) << "seed " << seed;
     sliding_most = std::max(sliding_most, most);

@@ -67,7 +67,7 @@ TEST(SmoothBursty, CostTakesStoredPermitsFirst) {
   ASSERT_TRUE(l.at(0).allowed);
   const Decision three = l.at(sec(10), 3);
   ASSERT_TRUE(three.allowed);
-  EXPECT_EQ(three.remaining, 2);  // 5 stored - 3
+  EXPECT_EQ(three.remaining, 2);          // 5 stored - 3
   EXPECT_TRUE(l.at(sec(10), 4).allowed);  // 2 stored + 2 paid later: 400ms charged
   EXPECT_EQ(l.at(sec(10)).retry_after, ms(400));
 }

@@ -38,8 +38,8 @@ TEST(SmoothWarmup, StartsColdAndSpeedsUpToTheStableRate) {
   // Taking the permit above p stored costs the trapezoid under 100ms + 40ms * (p - 5):
   // from 10 stored, (300 + 260) / 2 = 280ms; then 240, 200, 160, 120; below 5, 100ms each.
   Limiter l(ten_per_second());
-  EXPECT_EQ(delays_at(l, 0, 8), (std::vector<Nanos>{0, ms(280), ms(520), ms(720), ms(880),
-                                                    ms(1000), ms(1100), ms(1200)}));
+  EXPECT_EQ(delays_at(l, 0, 8), (std::vector<Nanos>{0, ms(280), ms(520), ms(720), ms(880), ms(1000),
+                                                    ms(1100), ms(1200)}));
 }
 
 TEST(SmoothWarmup, TryAcquireOnAColdLimiterRefusesWhatAcquireWouldDelay) {
@@ -60,7 +60,7 @@ TEST(SmoothWarmup, ALargeRequestPaysTheWholeWarmupAndThenTheRateIsStable) {
 
 TEST(SmoothWarmup, IdleTimeCoolsItDownAgain) {
   Limiter l(ten_per_second(), kForever);
-  EXPECT_EQ(l.at(0, 10).delay, 0);  // warm: next ticket at 1.5s, nothing stored
+  EXPECT_EQ(l.at(0, 10).delay, 0);      // warm: next ticket at 1.5s, nothing stored
   EXPECT_TRUE(l.at(ms(1500)).allowed);  // next ticket 1.6s
   // 1s of idle after 1.6s refills 10 permits (one per 100ms): fully cold, as at the start.
   EXPECT_FALSE(l.idle(ms(2599)));
@@ -94,7 +94,7 @@ TEST(SmoothWarmup, RetuneRescalesStoredPermitsSoAColdLimiterStaysCold) {
   // At 20/s: stable 50ms, cold 150ms, threshold 10, max 20, slope 10ms. 10 of 10 stored
   // become 20 of 20; the first permit above 20 costs (150 + 140) / 2 = 145ms.
   Limiter l(ten_per_second(), kForever);
-  EXPECT_EQ(l.at(0).delay, 0);  // 9 stored, next ticket 280ms
+  EXPECT_EQ(l.at(0).delay, 0);                                        // 9 stored, next ticket 280ms
   l.retune(SmoothWarmup::make(per_second(20), sec(1), 3.0), sec(5));  // 10 stored by now
   EXPECT_EQ(delays_at(l, sec(5), 2), (std::vector<Nanos>{0, ms(145)}));
 }

@@ -32,12 +32,12 @@ TEST(UniformQueue, ChoosesSentinelsClockAndSpacing) {
   EXPECT_FALSE(ten.use_nanos);
   EXPECT_EQ(UniformQueue::cost_time(ten, 1), 100);  // ms
   const UniformQueue::Params three = UniformQueue::make(per_second(3), ms(500));
-  EXPECT_TRUE(three.use_nanos);  // 1000 % 3 != 0
-  EXPECT_EQ(UniformQueue::cost_time(three, 1), 333'333'333);  // ns, rounded
+  EXPECT_TRUE(three.use_nanos);                                          // 1000 % 3 != 0
+  EXPECT_EQ(UniformQueue::cost_time(three, 1), 333'333'333);             // ns, rounded
   EXPECT_TRUE(UniformQueue::make(per_second(2000), ms(500)).use_nanos);  // above 1000/s
   EXPECT_TRUE(UniformQueue::make(Rate{1, sec(4)}, ms(500)).use_nanos);   // round(0.25) == 0
   const UniformQueue::Params uneven = UniformQueue::make(Rate{22, sec(5)}, ms(500));  // 4.4/s
-  EXPECT_FALSE(uneven.use_nanos);  // round(4.4) = 4 divides 1000
+  EXPECT_FALSE(uneven.use_nanos);                      // round(4.4) = 4 divides 1000
   EXPECT_EQ(UniformQueue::cost_time(uneven, 1), 227);  // round(1000 / 4.4) = round(227.27)
 }
 
@@ -110,7 +110,7 @@ TEST(UniformQueue, HugeCostsAndTheLastInstantOfATraceNeitherCrashNorWrap) {
 
 TEST(UniformQueue, RetuneCarriesTheLastPassIntoTheNewClockUnit) {
   Queue q(ten_per_second());
-  ASSERT_TRUE(q.at(sec(1)).allowed);  // last pass 1000 (ms)
+  ASSERT_TRUE(q.at(sec(1)).allowed);                             // last pass 1000 (ms)
   q.retune(UniformQueue::make(per_second(3), ms(500)), sec(1));  // ns clock: 1e9
   EXPECT_EQ(q.at(sec(1)).delay, 333'333'333);
 }

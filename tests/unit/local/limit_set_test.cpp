@@ -49,7 +49,7 @@ TEST(LimitSet, ADenialByOneLimitLeavesTheOthersCountAlone) {
   const Decision early = set.decide("k", ms(500), 1);  // the bucket has half a token
   EXPECT_FALSE(early.allowed);
   EXPECT_EQ(early.retry_after, ms(500));
-  EXPECT_TRUE(set.decide("k", sec(1), 1).allowed);  // the window counted 1, not 2
+  EXPECT_TRUE(set.decide("k", sec(1), 1).allowed);   // the window counted 1, not 2
   const Decision full = set.decide("k", sec(2), 1);  // now the window has its 2
   EXPECT_FALSE(full.allowed);
   EXPECT_EQ(full.retry_after, sec(8));
@@ -82,8 +82,7 @@ TEST(LimitSet, OneLimitBehavesAsThatLimitAlone) {
   // x/time/rate in wait mode: a cancelled reservation still moves the bucket's clock, and the
   // single-limit path keeps that (commit_on_denial).
   LimitSet set = limits({"token-bucket:rate=10/s,burst=1"}, ms(150));
-  test::TestLimiter<core::TokenBucket> alone(core::TokenBucket::make(per_second(10), 1),
-                                             ms(150));
+  test::TestLimiter<core::TokenBucket> alone(core::TokenBucket::make(per_second(10), 1), ms(150));
   for (const core::Nanos t : {ms(0), ms(0), ms(0), ms(50), ms(120), ms(130), ms(400)}) {
     const Decision a = set.decide("k", t, 1);
     const Decision b = alone.at(t);

@@ -88,8 +88,8 @@ TEST(Policy, ConcurrencyLeaseIsReturnedOnEveryPath) {
     auto b = p.decide(keys, 0, 1, 0);
     ASSERT_TRUE(b.decision.allowed);
     EXPECT_FALSE(p.decide(keys, 0, 1, 0).decision.allowed);  // 2 in flight
-  }  // b's lease released at scope exit
-  EXPECT_TRUE(p.decide(keys, 0, 1, 0).decision.allowed);  // (and released again at once)
+  }                                                          // b's lease released at scope exit
+  EXPECT_TRUE(p.decide(keys, 0, 1, 0).decision.allowed);     // (and released again at once)
   try {
     auto c = p.decide(keys, 0, 1, 0);
     ASSERT_TRUE(c.decision.allowed);

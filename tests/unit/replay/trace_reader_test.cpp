@@ -138,7 +138,8 @@ TEST(TraceReader, RefusesTimesBeyondWhatNanosecondsCanHold) {
 
 TEST(TraceReader, ReadsManyLinesAcrossItsBufferBoundaries) {
   std::string text;
-  for (int i = 0; i < 100'000; ++i) text += std::to_string(i) + ",key" + std::to_string(i % 7) + "\n";
+  for (int i = 0; i < 100'000; ++i)
+    text += std::to_string(i) + ",key" + std::to_string(i % 7) + "\n";
   Trace t(text);
   const auto all = t.requests();
   EXPECT_EQ(t.error(), "");

@@ -35,9 +35,9 @@ TEST_F(Dispatch, AnswersUnknownCommandsWithRedisText) {
             "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
   EXPECT_EQ(run({"FOO"}), "-ERR unknown command 'FOO', with args beginning with: \r\n");
   // Arguments are listed up to 128 bytes, the first one cut to fit.
-  EXPECT_EQ(run({"x", std::string(200, 'y'), "z"}),
-            "-ERR unknown command 'x', with args beginning with: '" + std::string(128, 'y') +
-                "' \r\n");
+  EXPECT_EQ(
+      run({"x", std::string(200, 'y'), "z"}),
+      "-ERR unknown command 'x', with args beginning with: '" + std::string(128, 'y') + "' \r\n");
   EXPECT_EQ(run({"x", "a\r\nb"}),
             "-ERR unknown command 'x', with args beginning with: 'a  b' \r\n");
 }
@@ -120,8 +120,9 @@ TEST_F(Dispatch, SluiceCheckNeedsRules) {
                      core::Nanos) -> RespCheck {
     if (rule != "api") return {"ERR unknown rule '" + std::string(rule) + "'", {}};
     RespCheck c;
-    c.decision = core::Decision{key == "ok", 0, 10 - cost, 1500 * core::kNanosPerMilli,
-                                3 * core::kNanosPerSecond, 10, false};
+    c.decision = core::Decision{
+        key == "ok", 0,    10 - cost, 1500 * core::kNanosPerMilli, 3 * core::kNanosPerSecond,
+        10,          false};
     return c;
   };
   EXPECT_EQ(run({"SLUICE.CHECK", "api", "ok", "3"}), "*5\r\n:0\r\n:10\r\n:7\r\n:-1\r\n:3\r\n");

@@ -3,7 +3,6 @@
 #include "sluice/server/rls_config.hpp"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -159,7 +158,8 @@ descriptors:
       "supported by Sluice\n",
       "rls.yaml:27: field 'shadow_mode' must be true or false\n",
   };
-  for (const char* e : expected) EXPECT_NE(errors.find(e), std::string::npos) << e << "\n" << errors;
+  for (const char* e : expected)
+    EXPECT_NE(errors.find(e), std::string::npos) << e << "\n" << errors;
 }
 
 TEST(RlsConfig, DomainErrors) {
@@ -177,8 +177,8 @@ TEST(RlsConfig, DomainErrors) {
 }
 
 TEST(RlsConfig, FilesAddDomainsAndDefineEachOnce) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rls_config_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rls_config_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string a = (dir / "a.yaml").string();
   const std::string b = (dir / "b.yaml").string();

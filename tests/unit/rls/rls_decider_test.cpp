@@ -77,7 +77,8 @@ struct Call {
   }
 };
 
-Answer ask(Decider& d, std::vector<Descriptor> descriptors, core::Nanos now, std::uint32_t hits = 0) {
+Answer ask(Decider& d, std::vector<Descriptor> descriptors, core::Nanos now,
+           std::uint32_t hits = 0) {
   Call c;
   c.descriptors = std::move(descriptors);
   c.hits = hits;
@@ -102,8 +103,8 @@ TEST(DescriptorTree, MatchesAsEnvoyRatelimit) {
   ASSERT_NE(any_ip, nullptr);
   ASSERT_NE(exact_ip, nullptr);
   ASSERT_NE(prefix_ip, nullptr);
-  EXPECT_EQ(any_ip->config.requests_per_unit, 3u);    // the key alone
-  EXPECT_EQ(exact_ip->config.requests_per_unit, 1u);  // key+value beats the key alone
+  EXPECT_EQ(any_ip->config.requests_per_unit, 3u);     // the key alone
+  EXPECT_EQ(exact_ip->config.requests_per_unit, 1u);   // key+value beats the key alone
   EXPECT_EQ(prefix_ip->config.requests_per_unit, 2u);  // a value* prefix beats the key alone
   EXPECT_EQ(match(tree, {{"remote_address", "192.169.0.7"}}), any_ip);
 
@@ -210,10 +211,11 @@ TEST(Decider, HitsAddendIsTheCost) {
 
 TEST(Decider, SameLimitTwiceInOneRequest) {
   Decider d(config_of(kConfig));
-  const Answer a =
-      ask(d, {{{"remote_address", "4.4.4.4"}}, {{"remote_address", "4.4.4.4"}},
-              {{"remote_address", "5.5.5.5"}}},
-          kT0);
+  const Answer a = ask(d,
+                       {{{"remote_address", "4.4.4.4"}},
+                        {{"remote_address", "4.4.4.4"}},
+                        {{"remote_address", "5.5.5.5"}}},
+                       kT0);
   EXPECT_EQ(a.overall, Code::kOk);
   EXPECT_EQ(a.statuses[0].remaining, 2u);
   EXPECT_EQ(a.statuses[1].remaining, 1u);  // decided after the first, as two hits

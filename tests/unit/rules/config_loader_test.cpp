@@ -15,7 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceRoot = fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+const fs::path kSourceRoot =
+    fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
 const fs::path kCorpus = kSourceRoot / "tests" / "testdata" / "config";
 
 std::vector<fs::path> files_in(const fs::path& dir) {
@@ -127,8 +128,8 @@ TEST(ConfigCorpus, EveryGoodFileLoads) {
   ASSERT_GE(files.size(), 5u);
   for (const auto& file : files) {
     Loaded loaded = load_config_file(file.string());
-    EXPECT_TRUE(loaded.rules.has_value() && loaded.errors.empty())
-        << file << "\n" << all_errors(loaded);
+    EXPECT_TRUE(loaded.rules.has_value() && loaded.errors.empty()) << file << "\n"
+                                                                   << all_errors(loaded);
   }
 }
 
@@ -146,7 +147,8 @@ TEST(ConfigCorpus, EveryBadFileFailsWithExactlyItsExpectedErrors) {
       EXPECT_EQ(loaded.errors[i].file, file.string());
       EXPECT_EQ(loaded.errors[i].line, expected[i].line) << all_errors(loaded);
       EXPECT_NE(loaded.errors[i].message.find(expected[i].substring), std::string::npos)
-          << "expected '" << expected[i].substring << "' in\n" << all_errors(loaded);
+          << "expected '" << expected[i].substring << "' in\n"
+          << all_errors(loaded);
     }
   }
 }
@@ -227,7 +229,7 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(per_user->on_missing_key, OnMissingKey::kDeny);
   EXPECT_EQ(rs.rule("global")->action, Action::kDryRun);
   EXPECT_EQ(rs.rule("uploads")->key, (std::vector<KeyPart>{{KeyPart::Kind::kHeader, "X-Api-Key"},
-                                                            {KeyPart::Kind::kMethod, ""}}));
+                                                           {KeyPart::Kind::kMethod, ""}}));
   EXPECT_EQ(rs.rule("nope"), nullptr);
 }
 
@@ -236,10 +238,14 @@ TEST(ConfigLoader, ReadsEveryKeyKind) {
   ASSERT_TRUE(loaded.rules) << all_errors(loaded);
   using K = KeyPart::Kind;
   const std::vector<std::pair<std::string, KeyPart>> expected = {
-      {"by-ip", {K::kClientIp, ""}},      {"by-header", {K::kHeader, "X-Api-Key"}},
-      {"by-query", {K::kQuery, "userId"}}, {"by-cookie", {K::kCookie, "session_id"}},
-      {"by-path", {K::kPath, ""}},        {"by-route", {K::kRoute, ""}},
-      {"by-method", {K::kMethod, ""}},    {"by-host", {K::kHost, ""}},
+      {"by-ip", {K::kClientIp, ""}},
+      {"by-header", {K::kHeader, "X-Api-Key"}},
+      {"by-query", {K::kQuery, "userId"}},
+      {"by-cookie", {K::kCookie, "session_id"}},
+      {"by-path", {K::kPath, ""}},
+      {"by-route", {K::kRoute, ""}},
+      {"by-method", {K::kMethod, ""}},
+      {"by-host", {K::kHost, ""}},
       {"global", {K::kConst, "all clients: one limit"}}};
   for (const auto& [name, part] : expected) {
     EXPECT_EQ(loaded.rules->rule(name)->key, std::vector<KeyPart>{part}) << name;
@@ -258,7 +264,8 @@ TEST(ConfigLoader, AnUnreadableFileIsOneErrorWithoutALine) {
   Loaded loaded = load_config_file("/nonexistent/sluice.yaml");
   ASSERT_EQ(loaded.errors.size(), 1u);
   EXPECT_EQ(loaded.errors[0].line, 0);
-  EXPECT_EQ(loaded.errors[0].format(), "/nonexistent/sluice.yaml: cannot read: No such file or directory");
+  EXPECT_EQ(loaded.errors[0].format(),
+            "/nonexistent/sluice.yaml: cannot read: No such file or directory");
 }
 
 TEST(ConfigError, FormatsAsFileLineMessage) {
@@ -371,13 +378,15 @@ TEST(ParseRule, ReadsBackRuleToJsonOfEveryCorpusRule) {
 }
 
 TEST(RuleToJson, WritesTheDocumentedShape) {
-  auto rule = parse_rule("per-user", "limit: token-bucket:rate=10/s,burst=20\nkey: query:userId\n"
-                                     "action: delay\nmax_wait: 500ms\nbody: \"a\\\"b\\n\\u0001\"\n");
+  auto rule = parse_rule("per-user",
+                         "limit: token-bucket:rate=10/s,burst=20\nkey: query:userId\n"
+                         "action: delay\nmax_wait: 500ms\nbody: \"a\\\"b\\n\\u0001\"\n");
   ASSERT_TRUE(rule) << rule.error();
-  EXPECT_EQ(rule_to_json(*rule),
-            R"({"name":"per-user","limit":"token-bucket:rate=10/s,burst=20","key":["query:userId"],)"
-            R"("action":"delay","max_wait":"500ms","status":429,"body":"a\"b\n\u0001",)"
-            R"("on_missing_key":"skip"})");
+  EXPECT_EQ(
+      rule_to_json(*rule),
+      R"({"name":"per-user","limit":"token-bucket:rate=10/s,burst=20","key":["query:userId"],)"
+      R"("action":"delay","max_wait":"500ms","status":429,"body":"a\"b\n\u0001",)"
+      R"("on_missing_key":"skip"})");
 }
 
 TEST(Validate, FindsARouteWhoseRuleWasDeleted) {
@@ -393,7 +402,8 @@ rules:
   rs.rules.pop_back();
   const auto errors = validate(rs, "f.yaml");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].format(), "f.yaml:2: route 'api': field 'rules': no rule named 'b' (defined: a)");
+  EXPECT_EQ(errors[0].format(),
+            "f.yaml:2: route 'api': field 'rules': no rule named 'b' (defined: a)");
 }
 
 TEST(Validate, ChecksRulesMadeByTheApi) {
@@ -408,7 +418,9 @@ TEST(Validate, ChecksRulesMadeByTheApi) {
   EXPECT_EQ(errors[0].format(), "api: duplicate rule name 'r'");
   std::string text;
   for (const auto& e : errors) text += e.format() + "\n";
-  EXPECT_NE(text.find("api: rule 'r': field 'status': 200 is not an error status"), std::string::npos) << text;
+  EXPECT_NE(text.find("api: rule 'r': field 'status': 200 is not an error status"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("fixed-window decides only now"), std::string::npos) << text;
   EXPECT_NE(text.find("'delay' needs max_wait"), std::string::npos) << text;
 }

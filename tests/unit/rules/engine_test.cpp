@@ -92,7 +92,8 @@ TEST(Engine, ResponsesCarryTheIetfRateLimitFields) {
 TEST(Engine, AMissingKeyIsSkippedOrDeniedAsConfigured) {
   Engine skip(load(kPerUser), 0);
   Req anonymous;
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(skip.decide(anonymous.view(), 0).kind, Verdict::Kind::kForward);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(skip.decide(anonymous.view(), 0).kind, Verdict::Kind::kForward);
   std::string deny = kPerUser;
   deny += "    on_missing_key: deny\n";
   Engine strict(load(deny), 0);
@@ -194,7 +195,8 @@ TEST(Engine, GlobalFirstThenPerUser) {
   Req light;
   light.headers = {{"X-User", "light"}};
   int heavy_passed = 0;
-  for (int i = 0; i < 6; ++i) heavy_passed += e.decide(heavy.view(), 0).kind == Verdict::Kind::kForward;
+  for (int i = 0; i < 6; ++i)
+    heavy_passed += e.decide(heavy.view(), 0).kind == Verdict::Kind::kForward;
   EXPECT_EQ(heavy_passed, 4);  // 3 from the global bucket, then 1 of its own
   EXPECT_EQ(e.decide(light.view(), 0).kind, Verdict::Kind::kForward);  // its own token
 }

@@ -49,8 +49,7 @@ TEST(LimitSpec, CanonicalTextPutsParametersInTableOrderAndFillsDefaults) {
   EXPECT_EQ(canonical_of("gcra:rate=30/60s,burst=15"), "gcra:rate=30/60s,burst=15");
   EXPECT_EQ(canonical_of("leaky-bucket:rate=100/m"),
             "leaky-bucket:rate=100/m,burst=0,delay=0,nodelay=0");
-  EXPECT_EQ(canonical_of("fixed-window:window=1m,limit=100"),
-            "fixed-window:limit=100,window=1m");
+  EXPECT_EQ(canonical_of("fixed-window:window=1m,limit=100"), "fixed-window:limit=100,window=1m");
   EXPECT_EQ(canonical_of("smooth-bursty:rate=5/s"), "smooth-bursty:rate=5/s,max-burst=1s");
   EXPECT_EQ(canonical_of("smooth-warmup:rate=5/s,warmup=3s"),
             "smooth-warmup:rate=5/s,warmup=3s,cold-factor=3");
@@ -59,19 +58,20 @@ TEST(LimitSpec, CanonicalTextPutsParametersInTableOrderAndFillsDefaults) {
 }
 
 TEST(LimitSpec, DefaultsReachTheTypedParameters) {
-  const auto leaky = std::get<core::LeakyBucket::Params>(
-      parse_limit_spec("leaky-bucket:rate=100/m")->params);
+  const auto leaky =
+      std::get<core::LeakyBucket::Params>(parse_limit_spec("leaky-bucket:rate=100/m")->params);
   EXPECT_EQ(leaky.burst, 0);
   EXPECT_EQ(leaky.delay, 0);
   EXPECT_EQ(leaky.rate_milli, 1666);
-  const auto bursty = std::get<core::SmoothBursty::Params>(
-      parse_limit_spec("smooth-bursty:rate=5/s")->params);
+  const auto bursty =
+      std::get<core::SmoothBursty::Params>(parse_limit_spec("smooth-bursty:rate=5/s")->params);
   EXPECT_EQ(bursty.max_burst, kNanosPerSecond);
   EXPECT_DOUBLE_EQ(bursty.max_permits, 5.0);
   const auto warm = std::get<core::SmoothWarmup::Params>(
       parse_limit_spec("smooth-warmup:rate=5/s,warmup=3s")->params);
   EXPECT_DOUBLE_EQ(warm.cold_factor, 3.0);
-  const auto queue = std::get<core::UniformQueue::Params>(parse_limit_spec("queue:rate=10/s")->params);
+  const auto queue =
+      std::get<core::UniformQueue::Params>(parse_limit_spec("queue:rate=10/s")->params);
   EXPECT_EQ(queue.max_wait, 500 * kNanosPerMilli);
   EXPECT_EQ(queue.max_queueing_ms, 500);
 }
@@ -148,8 +148,8 @@ TEST(LimitSpec, ABadValueErrorNamesTheParameterAndTheValue) {
 }
 
 TEST(LimitSpec, SomethingThatIsNotParamEqualsValueIsAnError) {
-  for (const char* text : {"gcra:rate=1/s,,burst=1", "gcra:rate=1/s,burst=1,", "gcra:",
-                           "gcra:rate", "gcra:=1/s"}) {
+  for (const char* text :
+       {"gcra:rate=1/s,,burst=1", "gcra:rate=1/s,burst=1,", "gcra:", "gcra:rate", "gcra:=1/s"}) {
     const std::string e = error_of(text);
     EXPECT_NE(e.find("is not param=value (accepted parameters: rate, burst)"), std::string::npos)
         << text << ": " << e;
@@ -188,8 +188,7 @@ TEST(LimitSpec, SmoothWarmupColdFactorMustBeAPlainDecimalOfAtLeastOne) {
         error_of(std::string("smooth-warmup:rate=5/s,warmup=3s,cold-factor=") + bad);
     EXPECT_NE(err.find("not a plain decimal number"), std::string::npos) << bad << ": " << err;
   }
-  EXPECT_NE(error_of("smooth-warmup:rate=5/s,warmup=0s").find("at least 1us"),
-            std::string::npos);
+  EXPECT_NE(error_of("smooth-warmup:rate=5/s,warmup=0s").find("at least 1us"), std::string::npos);
 }
 
 TEST(LimitSpec, GcraRefusesIntervalsBelowANanosecondAndToleranceOverflow) {

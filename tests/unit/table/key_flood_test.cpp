@@ -2,7 +2,6 @@
 // must stay within the budget plus a small constant, and a real client that keeps sending
 // must stay limited exactly as if no flood were happening.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>

@@ -26,10 +26,10 @@ struct redisReader;
 namespace sluice::proto::resp {
 
 struct ParserLimits {
-  std::size_t max_bulk = 512 * 1024;           // bytes of one argument
-  std::size_t max_elements = 1024;             // arguments of one command
-  std::size_t max_command_bytes = 1024 * 1024; // argument bytes of one command, summed
-  std::size_t max_inline = 64 * 1024;          // one inline command line (Redis's limit)
+  std::size_t max_bulk = 512 * 1024;            // bytes of one argument
+  std::size_t max_elements = 1024;              // arguments of one command
+  std::size_t max_command_bytes = 1024 * 1024;  // argument bytes of one command, summed
+  std::size_t max_inline = 64 * 1024;           // one inline command line (Redis's limit)
 };
 
 enum class ParseStatus : std::uint8_t {
