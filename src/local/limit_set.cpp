@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include "sluice/local/combined_decision.hpp"
 
@@ -29,37 +30,48 @@ LimitSet::LimitSet(const std::vector<spec::LimitSpec>& specs, core::Nanos max_wa
   }
 }
 
-core::Decision LimitSet::decide(std::string_view key, core::Nanos now, std::int64_t cost) {
-  if (limits_.size() == 1) {
-    // The common case, and the one where a reference may change its state on a denial.
-    return std::visit(
-        [&](auto& limit) {
-          auto pending = limit.decide(key, now, cost, max_wait_);
-          if (pending.step.decision.allowed || pending.step.commit_on_denial) {
-            limit.commit(pending, now);
-          }
-          return pending.step.decision;
-        },
-        limits_.front());
-  }
+namespace {
 
-  // Phase one: every limit decides on its current state, nothing is written.
+// One limit's decided, uncommitted step, typed by its limit.
+template <class T>
+struct PendingOf;
+template <class... L>
+struct PendingOf<std::variant<L...>> {
+  using type = std::variant<typename L::Pending...>;
+};
+
+}  // namespace
+
+core::Decision LimitSet::decide(std::string_view key, core::Nanos now, std::int64_t cost) {
+  using AnyPending = PendingOf<AnyLimit>::type;
+  // Phase one: every limit decides on its current state; nothing is written. Each limit keeps
+  // its states in its own map, so one limit's pending step stays valid while others decide.
+  std::vector<AnyPending> pending;
+  pending.reserve(limits_.size());
   AllMustPass total;
-  for (auto& any : limits_) {
-    std::visit(
-        [&](auto& limit) { total.add(limit.decide(key, now, cost, max_wait_).step.decision); },
-        any);
-  }
-  if (!total.allowed()) return total.result();
-  // Phase two: all allowed, so all commit. Deciding again on the same state is deterministic
-  // and keeps Pending (which may point into a table) from outliving phase one.
+  bool changes_on_denial = false;
   for (auto& any : limits_) {
     std::visit(
         [&](auto& limit) {
-          auto pending = limit.decide(key, now, cost, max_wait_);
-          limit.commit(pending, now);
+          auto p = limit.decide(key, now, cost, max_wait_);
+          total.add(p.step.decision);
+          changes_on_denial = p.step.commit_on_denial;
+          pending.emplace_back(std::move(p));
         },
         any);
+  }
+  // Phase two: all allowed, so all commit. A single limit may also change its state on a
+  // denial, as its reference does (x/time/rate's cancelled reservation); with several, a
+  // denial charges none.
+  if (total.allowed() || (limits_.size() == 1 && changes_on_denial)) {
+    for (std::size_t i = 0; i < limits_.size(); ++i) {
+      std::visit(
+          [&](auto& limit) {
+            using P = typename std::decay_t<decltype(limit)>::Pending;
+            limit.commit(std::get<P>(pending[i]), now);
+          },
+          limits_[i]);
+    }
   }
   return total.result();
 }

@@ -14,12 +14,6 @@
 namespace sluice::rules {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);
-         });
-}
-
 bool matches(const RouteMatch& m, const RequestView& r) {
   if (!m.host.empty() && !iequals(m.host, host_without_port(r.host))) return false;
   if (!m.path_exact.empty() && r.path != m.path_exact) return false;
@@ -86,12 +80,12 @@ class ResponseFields {
     policies_.push_back({name, q.quota, q.window_seconds,
                          q.concurrent ? std::string_view("concurrent-requests") : ""});
     statuses_.push_back({name, std::max<std::int64_t>(d.remaining, 0),
-                         q.concurrent ? -1 : proto::http::ceil_seconds(d.reset_after)});
+                         q.concurrent ? -1 : core::ceil_seconds(d.reset_after)});
     if (!tightest_ || d.remaining < tightest_remaining_) {
       tightest_ = true;
       tightest_remaining_ = std::max<std::int64_t>(d.remaining, 0);
       tightest_quota_ = q.quota;
-      tightest_reset_ = proto::http::ceil_seconds(d.reset_after);
+      tightest_reset_ = core::ceil_seconds(d.reset_after);
     }
   }
 

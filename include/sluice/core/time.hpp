@@ -49,6 +49,13 @@ constexpr Nanos saturating_add(Nanos a, Nanos b) {
   return r;
 }
 
+// Nanoseconds rounded up to whole seconds, 0 for nothing left to wait (reset and retry
+// fields that clients read in seconds).
+constexpr std::int64_t ceil_seconds(Nanos d) {
+  if (d <= 0) return 0;
+  return d / kNanosPerSecond + (d % kNanosPerSecond != 0 ? 1 : 0);
+}
+
 // Nanoseconds rounded up to whole microseconds; the replay contract reports delays that way.
 constexpr std::int64_t ceil_micros(Nanos d) {
   if (d <= 0) return d / kNanosPerMicro;

@@ -26,6 +26,9 @@ struct RequestView {
   std::span<const Header> headers;
 };
 
+// ASCII case-insensitive equality (header names, hosts, methods).
+bool iequals(std::string_view a, std::string_view b);
+
 // The first header of that name (case-insensitive).
 std::optional<std::string_view> find_header(const RequestView& r, std::string_view name);
 // The first `name=value` of the query string, value as sent (not percent-decoded).

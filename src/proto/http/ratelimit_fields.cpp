@@ -40,13 +40,8 @@ std::string ratelimit(std::span<const QuotaStatus> items) {
   return out;
 }
 
-std::int64_t ceil_seconds(core::Nanos d) {
-  if (d <= 0) return 0;
-  return d / core::kNanosPerSecond + (d % core::kNanosPerSecond != 0 ? 1 : 0);
-}
-
 std::int64_t retry_after_seconds(core::Nanos wait) {
-  const std::int64_t s = ceil_seconds(wait);
+  const std::int64_t s = core::ceil_seconds(wait);
   return s < 1 ? 1 : s;
 }
 

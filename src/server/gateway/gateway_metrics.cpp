@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "sluice/proto/http/prometheus_text.hpp"
+
 namespace sluice::server::gateway {
 
 void UpstreamStats::observe(core::Nanos latency) {
@@ -24,19 +26,6 @@ UpstreamStats& LoopStats::upstream(std::string_view name) {
 }
 
 namespace {
-
-std::string label(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 struct Sum {
   std::array<std::uint64_t, kLatencyBounds.size() + 1> buckets{};
@@ -77,7 +66,7 @@ void write_gateway_metrics(std::string& out, std::span<const LoopStats* const> l
       "of its response.\n";
   out += "# TYPE sluice_upstream_latency_seconds histogram\n";
   for (const auto& [name, s] : upstreams) {
-    const std::string up = label(name);
+    const std::string up = proto::http::prometheus_label(name);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < s.buckets.size(); ++i) {
       cumulative += s.buckets[i];
@@ -96,8 +85,8 @@ void write_gateway_metrics(std::string& out, std::span<const LoopStats* const> l
       "timeouts, broken responses.\n";
   out += "# TYPE sluice_upstream_failures_total counter\n";
   for (const auto& [name, s] : upstreams) {
-    out += fmt::format("sluice_upstream_failures_total{{upstream=\"{}\"}} {}\n", label(name),
-                       s.failures);
+    out += fmt::format("sluice_upstream_failures_total{{upstream=\"{}\"}} {}\n",
+                       proto::http::prometheus_label(name), s.failures);
   }
 }
 

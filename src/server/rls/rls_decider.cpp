@@ -12,13 +12,6 @@ namespace {
 
 constexpr std::uint32_t kMaxRemaining = std::numeric_limits<std::uint32_t>::max();
 
-// envoyproxy/ratelimit reports whole seconds (unit - now % unit over Unix seconds); the ceiling
-// of Sluice's nanosecond reset gives the same number for its windows.
-std::int64_t ceil_seconds(core::Nanos d) {
-  if (d <= 0) return 0;
-  return d / core::kNanosPerSecond + (d % core::kNanosPerSecond != 0 ? 1 : 0);
-}
-
 Status status_of(const Limit& limit, const core::Decision& d) {
   Status s;
   // A shadow-mode limit reports its numbers but never refuses (envoyproxy/ratelimit: OK).
@@ -26,7 +19,9 @@ Status status_of(const Limit& limit, const core::Decision& d) {
   s.limit = CurrentLimit{limit.config.requests_per_unit, limit.config.unit, limit.config.name};
   s.remaining = static_cast<std::uint32_t>(
       std::clamp<std::int64_t>(d.remaining, 0, static_cast<std::int64_t>(kMaxRemaining)));
-  s.reset_seconds = ceil_seconds(d.reset_after);
+  // envoyproxy/ratelimit reports whole seconds (unit - now % unit over Unix seconds); the
+  // ceiling of Sluice's nanosecond reset gives the same number for its windows.
+  s.reset_seconds = core::ceil_seconds(d.reset_after);
   return s;
 }
 

@@ -34,7 +34,5 @@ std::string ratelimit(std::span<const QuotaStatus> items);
 
 // Delay-seconds, rounded up, at least 1 (a client must not retry before the time).
 std::int64_t retry_after_seconds(core::Nanos wait);
-// Seconds rounded up, 0 for nothing left to wait.
-std::int64_t ceil_seconds(core::Nanos d);
 
 }  // namespace sluice::proto::http
