@@ -1,0 +1,129 @@
+-- Sluice's Redis script, last part: reads a batch of decisions from KEYS/ARGV, decides each
+-- request in order with the algorithm modules, and writes the states that changed.
+--
+-- ARGV (protocol 1; the C++ codec, src/backend/redis/script_codec.cpp, writes it):
+--   1 "1"            protocol version
+--   2 now_sec        "" = use Redis's TIME (the daemon); else virtual time (replay)
+--   3 now_ns         0..999999999
+--   4 L              number of limit definitions, then L times:
+--                      algorithm name, n, n parameter numbers (the C++ Params field order)
+--   then requests, to the end: kind, cost, max_wait_ns (-1 = forever), m, then m pairs
+--                      (limit index 1..L, key index into KEYS). kind:
+--                      d  decide (concurrency: acquire a lease)
+--                      t  take up to `cost` permits, as many as reject mode would allow
+--                         now (leasing); one limit; granted count in `extra`
+--                      r  release the concurrency lease whose id is `cost`; one limit
+-- KEYS: each state key once; a key belongs to one limit.
+-- Reply: per request, per limit, 8 integers: allowed, delay, remaining, retry_after (-1
+--   never), reset_after, limit, overflow, extra (take: permits granted; concurrency acquire:
+--   the lease id; else 0). The caller folds them (all must pass) as the local
+--   backend does, so both backends share one combination rule.
+-- A request is committed when all its limits allow it, or when it has one limit whose
+-- reference changes its state on a denial (x/time/rate's cancelled reservation). A key never
+-- committed is never written, so a first request that is denied leaves nothing behind.
+
+if ARGV[1] ~= '1' then
+  return redis.error_reply('ERR sluice script: protocol ' .. tostring(ARGV[1]) .. ', this script speaks 1')
+end
+local virtual = ARGV[2] ~= ''
+if virtual then
+  T.now_sec = tonumber(ARGV[2])
+  T.now_ns = tonumber(ARGV[3])
+else
+  local t = redis.call('TIME')
+  T.now_sec = tonumber(t[1])
+  T.now_ns = tonumber(t[2]) * 1000
+end
+local now = T.now_ns
+
+local i = 4
+local limits = {}
+local n_limits = tonumber(ARGV[i]); i = i + 1
+for l = 1, n_limits do
+  local name = ARGV[i]
+  local n = tonumber(ARGV[i + 1])
+  i = i + 2
+  local alg = ALG[name]
+  if alg == nil then return redis.error_reply('ERR sluice script: no algorithm ' .. tostring(name)) end
+  local a = {}
+  for k = 1, n do a[k] = tonumber(ARGV[i + k - 1]) end
+  i = i + n
+  limits[l] = { alg = alg, p = alg.params(a) }
+end
+
+-- Virtual time is not Redis's clock: a state's time-to-live is kept at least an hour, so
+-- a replay never loses a state to real time passing while it runs.
+local MIN_VIRTUAL_TTL_MS = 3600 * 1000
+
+local states = {}   -- key index -> state, or false for a key not stored
+local owner = {}    -- key index -> limit written with
+local out = {}
+local n_args = #ARGV
+while i <= n_args do
+  local kind = ARGV[i]
+  local cost = tonumber(ARGV[i + 1])
+  local max_wait = tonumber(ARGV[i + 2])
+  if max_wait < 0 then max_wait = FOREVER end
+  local m = tonumber(ARGV[i + 3])
+  i = i + 4
+  local steps = {}
+  local all = true
+  for j = 1, m do
+    local L = limits[tonumber(ARGV[i])]
+    local ki = tonumber(ARGV[i + 1])
+    i = i + 2
+    local s = states[ki]
+    if s == nil then
+      local raw = redis.call('GET', KEYS[ki])
+      s = false
+      if raw then
+        local f = split(raw)
+        local base = table.remove(f, 1)
+        s = L.alg.decode(L.p, f, base - T.now_sec)
+      end
+      states[ki] = s
+    end
+    local current = s or L.alg.start(L.p, now)
+    local d, next_state, commit_on_denial, extra
+    if kind == 'd' then
+      d, next_state, commit_on_denial, extra = L.alg.decide(L.p, current, now, cost, max_wait)
+    elseif kind == 't' and L.alg.take ~= nil then
+      extra, d, next_state = L.alg.take(L.p, current, now, cost)
+    elseif kind == 'r' and L.alg.release ~= nil then
+      next_state = L.alg.release(L.p, current, now, cost)
+      d = decision(true, 0, -1, 0, 0, -1)
+    else
+      return redis.error_reply('ERR sluice script: request kind ' .. tostring(kind) .. ' does not apply to this algorithm')
+    end
+    steps[j] = { ki = ki, L = L, d = d, next_state = next_state, cod = commit_on_denial, extra = extra or 0 }
+    if not d.allowed then all = false end
+  end
+  -- take and release always write (a take that granted nothing leaves the state as it was).
+  local commit = all or (m == 1 and (steps[1].cod or kind ~= 'd'))
+  for j = 1, m do
+    local st = steps[j]
+    if commit then
+      states[st.ki] = st.next_state
+      owner[st.ki] = st.L
+    end
+    local d = st.d
+    local n = #out
+    out[n + 1] = d.allowed and 1 or 0
+    out[n + 2] = d.delay
+    out[n + 3] = d.remaining
+    out[n + 4] = d.retry_after
+    out[n + 5] = d.reset_after
+    out[n + 6] = d.limit
+    out[n + 7] = d.overflow and 1 or 0
+    out[n + 8] = st.extra
+  end
+end
+
+for ki, L in pairs(owner) do
+  local s = states[ki]
+  local ttl_ms = math.ceil(L.alg.ttl(L.p, s, now) / 1000000)
+  if virtual and ttl_ms < MIN_VIRTUAL_TTL_MS then ttl_ms = MIN_VIRTUAL_TTL_MS end
+  if ttl_ms < 1 then ttl_ms = 1 end
+  redis.call('SET', KEYS[ki], num(T.now_sec) .. ' ' .. join(L.alg.encode(L.p, s)), 'PX', ttl_ms)
+end
+return out

@@ -1,0 +1,35 @@
+-- fixed-window (core/fixed_window.hpp): windows at multiples of `window` from t=0; allowed iff
+-- the window's count plus the cost stays within `limit`; denials do not count.
+--
+-- Params (C++ field order): limit, window_ns. State: the window's start (ns, frame-relative)
+-- and its count; the start is stored instead of the index so it shifts with the frame.
+ALG['fixed-window'] = {
+  params = function(a) return { limit = a[1], window = a[2] } end,
+
+  start = function(p, now)
+    local phase = now_phase(p.window)
+    return { start = now - (phase or 0), count = 0 }
+  end,
+
+  decide = function(p, s, now, cost, max_wait)
+    local phase = now_phase(p.window)
+    if phase == nil then return overflowed(), s, false end
+    local start = now - phase
+    local count = 0
+    if s.start == start then count = s.count end
+    local reset = p.window - phase
+    if cost <= p.limit - count then
+      local after = count + cost
+      return decision(true, 0, p.limit - after, 0, reset, p.limit), { start = start, count = after }, false
+    end
+    local retry = reset
+    if cost > p.limit then retry = NEVER end
+    return denied(retry, p.limit - count, reset, p.limit), s, false
+  end,
+
+  encode = function(p, s) return { s.start, s.count } end,
+  decode = function(p, f, shift_sec) return { start = f[1] + shift_sec * NS_PER_SEC, count = f[2] } end,
+
+  -- The count matters until its window ends.
+  ttl = function(p, s, now) return s.start + p.window - now end,
+}

@@ -1,0 +1,84 @@
+-- Sluice's Redis script, part 1: the number and time helpers every algorithm module uses.
+-- The build joins prelude.lua, the algorithm modules and dispatch.lua into one script.
+--
+-- Numbers: Redis's Lua numbers are doubles, exact for integers up to 2^53. Times reach the
+-- script as whole seconds plus nanoseconds (now_sec, now_ns); the algorithms compute in
+-- nanoseconds relative to the start of now's second (`now` = now_ns), so an absolute Unix time
+-- (1.8e18 ns) never has to fit a double. A stored state carries the second it was written in
+-- (its base) and its time fields relative to that base; loading it shifts them to the current
+-- frame. Every shift is by whole seconds, so ms-, us- and ns-truncations of the references are
+-- unchanged by it. A quantity beyond 2^53 is flagged as overflow and the request refused, as
+-- the local backend refuses arithmetic beyond int64.
+
+local EXACT = 9007199254740992 -- 2^53
+local NS_PER_SEC = 1000000000
+local ALG = {}
+local T = { now_sec = 0, now_ns = 0 }
+
+-- C++ integer division and remainder (truncation toward zero) of integer-valued doubles.
+-- floor(fl(a/b)) is the true floor for |a| < 2^53, so no correction step is needed.
+local function idiv(a, b)
+  local q = a / b
+  if q >= 0 then return math.floor(q) end
+  return math.ceil(q)
+end
+local function imod(a, b) return a - idiv(a, b) * b end
+
+-- Floor division and the non-negative remainder (for window phases).
+local function fdiv(a, b) return math.floor(a / b) end
+
+local function exact(x) return x <= EXACT and x >= -EXACT end
+
+-- (a * b) mod m for 0 <= a, b and 0 < m < 2^52, without leaving the exact range.
+local function mulmod(a, b, m)
+  local r = 0
+  a = a % m
+  while b > 0 do
+    if b % 2 == 1 then r = (r + a) % m end
+    a = (a * 2) % m
+    b = math.floor(b / 2)
+  end
+  return r
+end
+
+-- The absolute time's (now_sec * 1e9 + now_ns) remainder modulo `w` ns: where now falls in a
+-- window aligned to multiples of `w` from t=0. nil when w is too large for exact arithmetic.
+local function now_phase(w)
+  if w >= EXACT / 2 then return nil end
+  return (mulmod(T.now_sec % w, NS_PER_SEC, w) + T.now_ns) % w
+end
+
+-- Fields of a stored state string: space-separated numbers.
+local function split(s)
+  local out = {}
+  for f in string.gmatch(s, '%S+') do out[#out + 1] = tonumber(f) end
+  return out
+end
+
+-- %.17g round-trips every double; integers print without an exponent up to 2^53.
+local function num(x)
+  if x == math.floor(x) and exact(x) then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
+
+local function join(fields)
+  local parts = {}
+  for i = 1, #fields do parts[i] = num(fields[i]) end
+  return table.concat(parts, ' ')
+end
+
+-- A decision, in the field order dispatch.lua returns (and the C++ codec reads).
+local function decision(allowed, delay, remaining, retry_after, reset_after, limit)
+  return { allowed = allowed, delay = delay, remaining = remaining, retry_after = retry_after,
+           reset_after = reset_after, limit = limit, overflow = false }
+end
+local function denied(retry_after, remaining, reset_after, limit)
+  return decision(false, 0, remaining, retry_after, reset_after, limit)
+end
+local function overflowed()
+  local d = denied(-1, -1, 0, -1)
+  d.overflow = true
+  return d
+end
+local NEVER = -1
+local FOREVER = math.huge
