@@ -49,7 +49,7 @@ def main():
         cost = int(parts[2]) if len(parts) > 2 and parts[2] != "" else 1
         now_ns = t_us * 1000
         argv = ["1", str(now_ns // 10**9), str(now_ns % 10**9), "1", args.alg, str(len(params))] + params
-        argv += ["d", str(cost), args.max_wait, "1", "1", "1"]
+        argv += ["d", "", "", str(cost), args.max_wait, "1", "1", "1"]
         d = r.evalsha(sha, 1, prefix + key, *argv)
         allowed, delay, remaining, retry, _reset, _limit, overflow, _extra = d[:8]
         if overflow:

@@ -7,12 +7,15 @@
 --   3 now_ns         0..999999999
 --   4 L              number of limit definitions, then L times:
 --                      algorithm name, n, n parameter numbers (the C++ Params field order)
---   then requests, to the end: kind, cost, max_wait_ns (-1 = forever), m, then m pairs
+--   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
+--                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
 --                      d  decide (concurrency: acquire a lease)
 --                      t  take up to `cost` permits, as many as reject mode would allow
 --                         now (leasing); one limit; granted count in `extra`
 --                      r  release the concurrency lease whose id is `cost`; one limit
+--                      at_sec/at_ns: this request's own instant ("" = the batch's), so one call
+--                      can carry a stretch of a replayed trace
 -- KEYS: each state key once; a key belongs to one limit.
 -- Reply: per request, per limit, 8 integers: allowed, delay, remaining, retry_after (-1
 --   never), reset_after, limit, overflow, extra (take: permits granted; concurrency acquire:
@@ -59,13 +62,30 @@ local states = {}   -- key index -> state, or false for a key not stored
 local owner = {}    -- key index -> limit written with
 local out = {}
 local n_args = #ARGV
+-- A cached state is kept in the frame (second) it was loaded or decided in; a request at
+-- another second moves it to its own frame through the module's encode/decode.
+local frames = {}   -- key index -> the second its cached state is relative to
+local function in_frame(ki, L)
+  local s = states[ki]
+  if s and frames[ki] ~= T.now_sec then
+    s = L.alg.decode(L.p, split(join(L.alg.encode(L.p, s))), frames[ki] - T.now_sec)
+    states[ki] = s
+  end
+  frames[ki] = T.now_sec
+  return s
+end
 while i <= n_args do
   local kind = ARGV[i]
-  local cost = tonumber(ARGV[i + 1])
-  local max_wait = tonumber(ARGV[i + 2])
+  if ARGV[i + 1] ~= '' then
+    T.now_sec = tonumber(ARGV[i + 1])
+    T.now_ns = tonumber(ARGV[i + 2])
+    now = T.now_ns
+  end
+  local cost = tonumber(ARGV[i + 3])
+  local max_wait = tonumber(ARGV[i + 4])
   if max_wait < 0 then max_wait = FOREVER end
-  local m = tonumber(ARGV[i + 3])
-  i = i + 4
+  local m = tonumber(ARGV[i + 5])
+  i = i + 6
   local steps = {}
   local all = true
   for j = 1, m do
@@ -82,6 +102,9 @@ while i <= n_args do
         s = L.alg.decode(L.p, f, base - T.now_sec)
       end
       states[ki] = s
+      frames[ki] = T.now_sec
+    else
+      s = in_frame(ki, L)
     end
     local current = s or L.alg.start(L.p, now)
     local d, next_state, commit_on_denial, extra
@@ -104,6 +127,7 @@ while i <= n_args do
     local st = steps[j]
     if commit then
       states[st.ki] = st.next_state
+      frames[st.ki] = T.now_sec
       owner[st.ki] = st.L
     end
     local d = st.d
@@ -121,9 +145,10 @@ end
 
 for ki, L in pairs(owner) do
   local s = states[ki]
-  local ttl_ms = math.ceil(L.alg.ttl(L.p, s, now) / 1000000)
+  -- The TTL is measured from the last request's instant, in the state's own frame.
+  local ttl_ms = math.ceil(L.alg.ttl(L.p, s, now + (T.now_sec - frames[ki]) * NS_PER_SEC) / 1000000)
   if virtual and ttl_ms < MIN_VIRTUAL_TTL_MS then ttl_ms = MIN_VIRTUAL_TTL_MS end
   if ttl_ms < 1 then ttl_ms = 1 end
-  redis.call('SET', KEYS[ki], num(T.now_sec) .. ' ' .. join(L.alg.encode(L.p, s)), 'PX', ttl_ms)
+  redis.call('SET', KEYS[ki], num(frames[ki]) .. ' ' .. join(L.alg.encode(L.p, s)), 'PX', ttl_ms)
 end
 return out
