@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "sluice/backend/redis/replay_store.hpp"
+#include "sluice/backend/redis/store_url.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/local/limit_set.hpp"
 #include "sluice/local/policy.hpp"
@@ -51,6 +53,67 @@ int fail(std::FILE* err, const std::string& message) {
   return 2;
 }
 
+std::string overflow_message(std::int64_t line) {
+  return "line " + std::to_string(line) +
+         ": time or cost too large: this request's arithmetic would overflow 64-bit nanoseconds";
+}
+
+// The Redis backend decides a block of lines per round of script calls; the block is small
+// enough that memory stays flat for any trace length.
+int replay_through_redis(const backend::redis::StoreUrl& url,
+                         const std::vector<spec::LimitSpec>& specs, core::Nanos max_wait,
+                         replay::TraceReader& reader, Output& output, std::FILE* err) {
+  constexpr std::size_t kBlock = 512;
+  struct Line {
+    std::int64_t t_us;
+    std::int64_t line;
+  };
+  std::optional<backend::redis::ReplayStore> store;
+  try {
+    store.emplace(url, specs, max_wait);
+  } catch (const std::exception& e) {
+    return fail(err, std::string("--store: ") + e.what());
+  }
+  std::vector<backend::redis::ReplayRequest> block;
+  std::vector<Line> lines;
+  bool more = true;
+  while (more) {
+    block.clear();
+    lines.clear();
+    while (block.size() < kBlock) {
+      auto r = reader.next();
+      if (!r) {
+        more = false;
+        break;
+      }
+      block.push_back({r->t_us * core::kNanosPerMicro, std::string(r->key), r->cost});
+      lines.push_back({r->t_us, r->line});
+    }
+    if (block.empty()) break;
+    auto decisions = store->decide(block);
+    if (!decisions) {
+      output.flush();
+      fail(err, "--store: Redis: " + decisions.error());
+      return 1;  // not the input's fault: the store failed
+    }
+    for (std::size_t i = 0; i < block.size(); ++i) {
+      const core::Decision& d = (*decisions)[i];
+      if (d.overflow) {
+        output.flush();
+        return fail(err, overflow_message(lines[i].line));
+      }
+      replay::TraceRequest r;
+      r.t_us = lines[i].t_us;
+      r.key = block[i].key;
+      r.cost = block[i].cost;
+      output.line(r, d);
+    }
+  }
+  output.flush();
+  if (!reader.error().empty()) return fail(err, reader.error());
+  return 0;
+}
+
 }  // namespace
 
 int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE* err) {
@@ -66,14 +129,16 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
     if (!d) return fail(err, "--max-wait: " + d.error());
     max_wait = *d;
   }
+  std::optional<backend::redis::StoreUrl> redis_url;
   if (o.store != "local") {
-    if (o.store.rfind("redis://", 0) == 0 || o.store.rfind("redis-cluster://", 0) == 0) {
-      return fail(err, "--store: '" + o.store +
-                           "': the Redis backend is not part of this build yet; use local");
+    auto url = backend::redis::parse_store_url(o.store);
+    if (!url) {
+      return fail(err, "--store: '" + o.store + "': " + url.error() +
+                           " (accepted: local, redis://HOST:PORT, "
+                           "redis-cluster://HOST:PORT[,HOST:PORT...])");
     }
-    return fail(err, "--store: '" + o.store +
-                         "' is not a store (accepted: local, redis://HOST:PORT, "
-                         "redis-cluster://HOST:PORT[,HOST:PORT...])");
+    if (!o.zone.empty()) return fail(err, "--zone: applies to the local store only");
+    redis_url = *url;
   }
 
   std::vector<spec::LimitSpec> specs;
@@ -114,6 +179,7 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
 
   replay::TraceReader reader(in);
   Output output(out);
+  if (redis_url) return replay_through_redis(*redis_url, specs, max_wait, reader, output, err);
   while (auto request = reader.next()) {
     const core::Nanos now = request->t_us * core::kNanosPerMicro;
     core::Decision d;
@@ -125,9 +191,7 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
     }
     if (d.overflow) {
       output.flush();
-      return fail(err, "line " + std::to_string(request->line) +
-                           ": time or cost too large: this request's arithmetic would overflow "
-                           "64-bit nanoseconds");
+      return fail(err, overflow_message(request->line));
     }
     output.line(*request, d);
   }

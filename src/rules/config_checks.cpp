@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config_internal.hpp"
+#include "sluice/backend/redis/store_url.hpp"
 #include "sluice/rules/config_loader.hpp"
 
 namespace sluice::rules {
@@ -121,6 +122,62 @@ void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
   }
 }
 
+// Rules kept in Redis: a store to keep them in, options only where they apply, and the
+// combinations the Redis backend does not take (docs/distributed.md).
+void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
+  for (std::size_t i = 0; i < rs.rules.size(); ++i) {
+    const Rule& r = rs.rules[i];
+    const Origin& ro = o.rules[i];
+    const std::string p = "rule " + quoted(r.name) + ": ";
+    auto fail = [&](std::string_view field, const std::string& problem) {
+      errors.add(ro.at(field), p + "field " + quoted(field) + ": " + problem);
+    };
+    if (rs.storage_of(r) != Storage::kRedis) {
+      for (std::string_view f : {"on_failure", "local_share", "lease", "lease_ttl"}) {
+        if (ro.written(f)) fail(f, "applies only to rules kept in Redis (storage: redis)");
+      }
+      continue;
+    }
+    if (!rs.redis || rs.redis->url.empty()) {
+      errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
+                 p + "kept in Redis, but no store is configured: add redis: {url: "
+                     "redis://127.0.0.1:6379} (or redis-cluster://HOST:PORT,...)");
+    }
+    if (r.action == Action::kDryRun && ro.ok("action")) {
+      fail("action", "dry-run rules are decided locally only; use storage: local for it");
+    }
+    const auto opts = rs.redis_options_of(r);
+    const auto& a = r.limit.algorithm;
+    if (opts.lease > 0 && !r.limit_text.empty() && a != "token-bucket" && a != "gcra" &&
+        a != "leaky-bucket" && a != "fixed-window" && a != "sliding-window") {
+      errors.add(ro.written("lease") ? ro.at("lease") : ro.line,
+                 p + "leasing applies to token-bucket, gcra, leaky-bucket and the windows, not " +
+                     a + " (set lease: 0)");
+    }
+  }
+  for (std::size_t i = 0; i < rs.routes.size(); ++i) {
+    const Route& route = rs.routes[i];
+    if (route.combine != Combine::kFirst) continue;
+    for (const auto& name : route.rules) {
+      const Rule* r = rs.rule(name);
+      if (r != nullptr && rs.storage_of(*r) == Storage::kRedis) {
+        errors.add(o.routes[i].at("combine"), "route " + quoted(route.name) +
+                                                  ": field 'combine': 'first' needs every rule "
+                                                  "in one store, and rule " +
+                                                  quoted(name) + " is kept in Redis; use all");
+        break;
+      }
+    }
+  }
+  if (rs.redis && !rs.redis->url.empty()) {
+    if (auto url = backend::redis::parse_store_url(rs.redis->url); !url) {
+      errors.add(o.top.at("redis.url"), "field 'redis.url': " + url.error() +
+                                            " (e.g. redis://127.0.0.1:6379 or "
+                                            "redis-cluster://10.0.0.1:7000,10.0.0.2:7000)");
+    }
+  }
+}
+
 }  // namespace
 
 std::string config_internal::shown_field(std::string_view path) {
@@ -204,6 +261,7 @@ void config_internal::check_all(const RuleSet& rs, const Origins& o, Errors& err
     check_route(rs.routes[i], i, rs, o.routes[i], errors);
   }
   for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
+  check_redis(rs, o, errors);
 }
 
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {

@@ -30,6 +30,12 @@ inline constexpr Named<Action> kActions[] = {
 inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
                                                         {"deny", OnMissingKey::kDeny}};
 inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
+inline constexpr Named<Storage> kStorages[] = {{"local", Storage::kLocal},
+                                               {"redis", Storage::kRedis}};
+inline constexpr Named<backend::redis::FailurePolicy> kFailurePolicies[] = {
+    {"fail-open", backend::redis::FailurePolicy::kOpen},
+    {"fail-closed", backend::redis::FailurePolicy::kClosed},
+    {"local", backend::redis::FailurePolicy::kLocal}};
 
 template <class E, std::size_t N>
 std::string_view name_of(const Named<E> (&table)[N], E value) {

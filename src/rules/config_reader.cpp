@@ -24,7 +24,9 @@ using config_internal::check_rule;
 using config_internal::Errors;
 using config_internal::kActions;
 using config_internal::kCombines;
+using config_internal::kFailurePolicies;
 using config_internal::kOnMissingKey;
+using config_internal::kStorages;
 using config_internal::Named;
 using config_internal::Origin;
 using config_internal::Origins;
@@ -422,6 +424,34 @@ class Section {
   std::map<std::string, Field, std::less<>> fields_;
 };
 
+// A share of a rate, in (0, 1] ("0.25").
+core::Expected<double> parse_share(const std::string& t) {
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v > 0 && v <= 1)) {
+    return core::make_error("expected a share of the rate between 0 and 1 (e.g. 0.25), got " +
+                            quoted(t));
+  }
+  return v;
+}
+
+// The Redis options a rule may set, and the `redis:` section's defaults for them.
+struct RedisOptionFields {
+  std::optional<backend::redis::FailurePolicy> on_failure;
+  std::optional<double> local_share;
+  std::optional<std::int64_t> lease;
+  std::optional<Nanos> lease_ttl;
+};
+constexpr std::int64_t kMaxLease = 1'000'000;
+RedisOptionFields read_redis_options(Section& s) {
+  RedisOptionFields o;
+  o.on_failure = s.choice("on_failure", kFailurePolicies);
+  o.local_share = s.parsed<double>("local_share", parse_share);
+  o.lease = s.number("lease", 0, kMaxLease);
+  o.lease_ttl = s.duration("lease_ttl");
+  return o;
+}
+
 Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors& errors,
                Origin& origin, bool name_field) {
   Rule r;
@@ -429,9 +459,11 @@ Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors
   r.line = line;
   origin.line = line;
   std::initializer_list<std::string_view> with_name = {
-      "name", "limit", "key", "action", "max_wait", "status", "body", "on_missing_key"};
+      "name",           "limit",   "key",        "action",      "max_wait", "status",   "body",
+      "on_missing_key", "storage", "on_failure", "local_share", "lease",    "lease_ttl"};
   std::initializer_list<std::string_view> without_name = {
-      "limit", "key", "action", "max_wait", "status", "body", "on_missing_key"};
+      "limit",          "key",     "action",     "max_wait",    "status", "body",
+      "on_missing_key", "storage", "on_failure", "local_share", "lease",  "lease_ttl"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -453,6 +485,12 @@ Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors
   if (auto st = s.number("status", 0, 999)) r.status = static_cast<int>(*st);
   if (auto b = s.text("body")) r.body = *b;
   if (auto m = s.choice("on_missing_key", kOnMissingKey)) r.on_missing_key = *m;
+  r.storage = s.choice("storage", kStorages);
+  const RedisOptionFields o = read_redis_options(s);
+  r.on_failure = o.on_failure;
+  r.local_share = o.local_share;
+  r.lease = o.lease;
+  r.lease_ttl = o.lease_ttl;
   return r;
 }
 
@@ -543,7 +581,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
   Section s(root, "", "", errors, origins.top,
             {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
-             "access_log", "write_back", "upstreams", "routes", "rules"});
+             "access_log", "write_back", "redis", "upstreams", "routes", "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
@@ -568,6 +606,20 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   }
   if (auto log = s.text("access_log")) rs.access_log = *log;
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;
+  if (auto r = s.section("redis", {"url", "timeout", "storage", "on_failure", "local_share",
+                                   "lease", "lease_ttl"})) {
+    RedisSettings redis;
+    redis.line = s.line("redis");
+    if (auto url = r->text("url")) redis.url = *url;
+    if (auto t = r->duration("timeout")) redis.timeout = *t;
+    if (auto st = r->choice("storage", kStorages)) redis.default_storage = *st;
+    const RedisOptionFields o = read_redis_options(*r);
+    if (o.on_failure) redis.defaults.on_failure = *o.on_failure;
+    if (o.local_share) redis.defaults.local_share = *o.local_share;
+    if (o.lease) redis.defaults.lease = *o.lease;
+    if (o.lease_ttl) redis.defaults.lease_ttl = *o.lease_ttl;
+    rs.redis = redis;
+  }
 
   for (const Entry& e : s.entries("upstreams", "upstream")) {
     origins.upstreams.emplace_back();

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,7 +19,9 @@ namespace sluice::rules {
 using config_internal::format_key_part;
 using config_internal::kActions;
 using config_internal::kCombines;
+using config_internal::kFailurePolicies;
 using config_internal::kOnMissingKey;
+using config_internal::kStorages;
 using config_internal::name_of;
 
 namespace {
@@ -70,6 +73,31 @@ void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::strin
   out << YAML::EndSeq;
 }
 
+std::string format_share(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// The Redis fields a rule (or the redis section) sets, as name/text pairs, in a fixed order.
+std::vector<std::pair<const char*, std::string>> redis_fields(
+    const std::optional<backend::redis::FailurePolicy>& on_failure,
+    const std::optional<double>& local_share, const std::optional<std::int64_t>& lease,
+    const std::optional<core::Nanos>& lease_ttl) {
+  std::vector<std::pair<const char*, std::string>> out;
+  if (on_failure) out.emplace_back("on_failure", name_of(kFailurePolicies, *on_failure));
+  if (local_share) out.emplace_back("local_share", format_share(*local_share));
+  if (lease) out.emplace_back("lease", std::to_string(*lease));
+  if (lease_ttl) out.emplace_back("lease_ttl", core::format_duration(*lease_ttl));
+  return out;
+}
+
+std::vector<std::pair<const char*, std::string>> rule_redis_fields(const Rule& r) {
+  auto out = redis_fields(r.on_failure, r.local_share, r.lease, r.lease_ttl);
+  if (r.storage) out.insert(out.begin(), {"storage", std::string(name_of(kStorages, *r.storage))});
+  return out;
+}
+
 void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "limit" << YAML::Value << r.limit_text;
@@ -88,6 +116,9 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.body;
   out << YAML::Key << "on_missing_key" << YAML::Value
       << std::string(name_of(kOnMissingKey, r.on_missing_key));
+  for (const auto& [field, value] : rule_redis_fields(r)) {
+    out << YAML::Key << field << YAML::Value << value;
+  }
   out << YAML::EndMap;
 }
 
@@ -146,6 +177,20 @@ std::string to_yaml(const RuleSet& rs) {
     out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
   }
   out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
+  if (rs.redis) {
+    const RedisSettings& r = *rs.redis;
+    out << YAML::Key << "redis" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "url" << YAML::Value << r.url;
+    out << YAML::Key << "timeout" << YAML::Value << core::format_duration(r.timeout);
+    out << YAML::Key << "storage" << YAML::Value
+        << std::string(name_of(kStorages, r.default_storage));
+    const RedisRuleOptions& d = r.defaults;
+    for (const auto& [field, value] :
+         redis_fields(d.on_failure, d.local_share, d.lease, d.lease_ttl)) {
+      out << YAML::Key << field << YAML::Value << value;
+    }
+    out << YAML::EndMap;
+  }
 
   out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
   for (const auto& u : rs.upstreams) {
@@ -179,8 +224,11 @@ std::string rule_to_json(const Rule& r) {
     out += ",\"max_wait\":" + json_string(core::format_duration(r.max_wait));
   }
   out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
-         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key)) + "}";
-  return out;
+         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key));
+  for (const auto& [field, value] : rule_redis_fields(r)) {
+    out += ",\"" + std::string(field) + "\":" + json_string(value);
+  }
+  return out + "}";
 }
 
 }  // namespace sluice::rules

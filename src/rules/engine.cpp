@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "sluice/local/combined_decision.hpp"
 #include "sluice/proto/http/prometheus_text.hpp"
 #include "sluice/proto/http/ratelimit_fields.hpp"
 #include "sluice/rules/config_loader.hpp"
@@ -64,6 +65,26 @@ std::shared_ptr<RuleCounters> counters_for(const Snapshot* old, std::string_view
     }
   }
   return std::make_shared<RuleCounters>();
+}
+
+constexpr std::size_t kRemoteRuleTable = 1024;
+
+// The Redis form of a rule: the previous one when nothing about it changed (its local
+// fallback keeps its state), else a new one.
+core::Expected<std::shared_ptr<const backend::redis::RemoteLimit>> remote_for(
+    const RuleSet& rules, const Rule& rule, const CompiledRule* old, const RuleSet* old_rules) {
+  const RedisRuleOptions o = rules.redis_options_of(rule);
+  if (old != nullptr && old->remote && old_rules != nullptr &&
+      old->rule.limit.canonical == rule.limit.canonical &&
+      old_rules->redis_options_of(old->rule) == o) {
+    return old->remote;
+  }
+  backend::redis::RemoteLimitOptions options;
+  options.on_failure = o.on_failure;
+  options.local_share = o.local_share;
+  options.lease = o.lease;
+  options.lease_ttl = o.lease_ttl;
+  return backend::redis::RemoteLimit::make(rule.name, rule.limit, options);
 }
 
 local::Combine combine_of(Combine c) {
@@ -144,12 +165,26 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
         if (c->rule.name == rule.name) previous = c.get();
       }
     }
-    auto limit = table_for(rule, previous, snap->rules.memory, old ? old->rules.memory : 0, now);
+    const bool remote = snap->rules.storage_of(rule) == Storage::kRedis;
+    std::shared_ptr<const backend::redis::RemoteLimit> remote_limit;
+    if (remote) {
+      auto made = remote_for(snap->rules, rule, previous, old ? &old->rules : nullptr);
+      if (!made) {
+        errors.push_back("rule '" + rule.name + "': " + made.error());
+        continue;
+      }
+      remote_limit = *made;
+    }
+    // A rule kept in Redis decides there; its table here is the smallest there is.
+    auto limit =
+        remote ? local::make_table_limit(rule.limit, kRemoteRuleTable)
+               : table_for(rule, previous, snap->rules.memory, old ? old->rules.memory : 0, now);
     if (!limit) {
       errors.push_back("rule '" + rule.name + "': " + limit.error());
       continue;
     }
-    snap->compiled.push_back(std::make_unique<CompiledRule>(CompiledRule{rule, *limit}));
+    snap->compiled.push_back(
+        std::make_unique<CompiledRule>(CompiledRule{rule, *limit, std::move(remote_limit)}));
     by_name[rule.name] = snap->compiled.back().get();
   }
   if (!errors.empty()) return errors;
@@ -180,9 +215,14 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
         c->dry_run_policies.push_back(std::make_unique<local::Policy>(
             local::Combine::kAllMustPass, std::vector<local::TableLimit>{rule->limit}));
       } else {
+        if (rule->remote) {
+          c->remote_rules.push_back(c->enforce.size());
+        } else {
+          c->local_rules.push_back(c->enforce.size());
+          enforced.push_back(rule->limit);
+        }
         c->enforce.push_back(rule);
         c->enforce_counters.push_back(counters);
-        enforced.push_back(rule->limit);
       }
     }
     if (!enforced.empty()) {
@@ -254,15 +294,66 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
     }
   }
 
-  local::PolicyDecision pd;
-  if (route.policy) pd = route.policy->decide(views, now, 1, waits);
-  const bool allowed = !route.policy || pd.decision.allowed;
+  // Local rules first: a request they deny never costs a round trip to Redis.
+  std::vector<core::Nanos> local_waits;
+  std::vector<std::string_view> local_keys;
+  for (std::size_t i : route.local_rules) {
+    local_waits.push_back(waits[i]);
+    local_keys.push_back(views[i]);
+  }
+  v.each.assign(n, std::nullopt);
+  if (route.policy) {
+    local::PolicyDecision pd = route.policy->decide(local_keys, now, 1, local_waits);
+    for (std::size_t j = 0; j < route.local_rules.size() && j < pd.each.size(); ++j) {
+      v.each[route.local_rules[j]] = pd.each[j];
+    }
+    v.local_decision = pd.decision;
+    for (auto& lease : pd.leases) v.leases.push_back(std::move(lease));
+  }
+  if (v.local_decision.allowed && !route.remote_rules.empty()) {
+    backend::redis::Query query;
+    for (std::size_t i : route.remote_rules) {
+      if (views[i].empty()) continue;  // missing key, skipped as nginx skips an empty key
+      query.items.push_back({route.enforce[i]->remote, std::move(keys[i]), waits[i]});
+    }
+    if (!query.items.empty()) {
+      v.remote = std::move(query);
+      return v;
+    }
+  }
+  conclude(v, v.local_decision);
+  return v;
+}
 
+Verdict Engine::finish(Verdict v, backend::redis::Answer answer) const {
+  const CompiledRoute& route = *v.route;
+  std::size_t k = 0;
+  for (std::size_t i : route.remote_rules) {
+    if (k < answer.each.size() && v.remote && k < v.remote->items.size() &&
+        v.remote->items[k].limit == route.enforce[i]->remote) {
+      v.each[i] = answer.each[k++];
+    }
+  }
+  local::AllMustPass total;
+  total.add(v.local_decision);
+  total.add(answer.combined);
+  v.remote.reset();
+  v.remote_leases = std::move(answer.leases);
+  conclude(v, total.result());
+  return v;
+}
+
+// Counters, response fields and the verdict's kind from each enforce rule's decision.
+void Engine::conclude(Verdict& v, const core::Decision& total) const {
+  const CompiledRoute& route = *v.route;
+  const Snapshot& snap = *v.snapshot;
+  const std::size_t n = route.enforce.size();
+  const bool allowed = total.allowed;
   ResponseFields fields;
   const Rule* denier = nullptr;
-  for (std::size_t i = 0; i < n && route.policy; ++i) {
-    if (!pd.each[i]) continue;
-    const core::Decision& d = *pd.each[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!v.each[i]) continue;
+    const core::Decision& d = *v.each[i];
     const Rule& rule = route.enforce[i]->rule;
     RuleCounters& c = *route.enforce_counters[i];
     if (allowed) {
@@ -274,7 +365,7 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
     }
     fields.add(rule.name, rule.limit.params, d);
   }
-  fields.write(snap.rules, route.policy ? pd.decision : core::Decision{true}, v.headers);
+  fields.write(snap.rules, total, v.headers);
 
   if (!allowed) {
     v.kind = Verdict::Kind::kReject;
@@ -282,10 +373,9 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
     v.status = rule.status;
     v.body = rule.body;
     v.leases.clear();
-    return v;
+    return;
   }
-  for (auto& lease : pd.leases) v.leases.push_back(std::move(lease));
-  v.delay = pd.decision.delay;
+  v.delay = total.delay;
   if (route.route.respond_status) {
     v.kind = Verdict::Kind::kRespond;
     v.status = *route.route.respond_status;
@@ -293,7 +383,6 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
   } else {
     v.kind = Verdict::Kind::kForward;
   }
-  return v;
 }
 
 namespace {
@@ -321,6 +410,14 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
   for (std::size_t i = 0; i < snap->compiled.size(); ++i) {
     const Rule& r = snap->compiled[i]->rule;
     if (r.name != rule) continue;
+    if (snap->compiled[i]->remote) {
+      CheckResult out;
+      out.status = CheckResult::Status::kUnknownRule;
+      out.error = "rule '" + r.name +
+                  "' is kept in Redis, which this decision service does not reach yet; the "
+                  "gateway enforces it";
+      return out;
+    }
     CheckResult out = check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key,
                                 cost, r.action == Action::kDelay ? r.max_wait : 0, now);
     out.dry_run = r.action == Action::kDryRun;

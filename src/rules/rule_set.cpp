@@ -23,3 +23,21 @@ const Upstream* RuleSet::upstream(std::string_view name) const {
 }
 
 }  // namespace sluice::rules
+
+namespace sluice::rules {
+
+Storage RuleSet::storage_of(const Rule& rule) const {
+  if (rule.storage) return *rule.storage;
+  return redis ? redis->default_storage : Storage::kLocal;
+}
+
+RedisRuleOptions RuleSet::redis_options_of(const Rule& rule) const {
+  RedisRuleOptions o = redis ? redis->defaults : RedisRuleOptions{};
+  if (rule.on_failure) o.on_failure = *rule.on_failure;
+  if (rule.local_share) o.local_share = *rule.local_share;
+  if (rule.lease) o.lease = *rule.lease;
+  if (rule.lease_ttl) o.lease_ttl = *rule.lease_ttl;
+  return o;
+}
+
+}  // namespace sluice::rules

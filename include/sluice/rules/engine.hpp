@@ -7,12 +7,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "sluice/backend/redis/query.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/local/policy.hpp"
 #include "sluice/rules/request_view.hpp"
@@ -33,7 +35,8 @@ struct RuleCounters {
 // previous snapshot when the rule's limit is unchanged or only retuned.
 struct CompiledRule {
   Rule rule;
-  local::TableLimit limit;
+  local::TableLimit limit;  // a rule kept in Redis has a minimal, unused table here
+  std::shared_ptr<const backend::redis::RemoteLimit> remote;  // storage: redis
 };
 
 struct CompiledRoute {
@@ -43,7 +46,11 @@ struct CompiledRoute {
   std::vector<const CompiledRule*> dry_run;  // decided and counted, never enforced
   std::vector<std::shared_ptr<RuleCounters>> enforce_counters;  // parallel to `enforce`
   std::vector<std::shared_ptr<RuleCounters>> dry_run_counters;  // parallel to `dry_run`
-  std::unique_ptr<local::Policy> policy;  // over `enforce` (null when there is none)
+  // Over the local rules of `enforce` (null when there is none); local_rules[i] is the
+  // `enforce` index of the policy's limit i. remote_rules lists the rules kept in Redis.
+  std::unique_ptr<local::Policy> policy;
+  std::vector<std::size_t> local_rules;
+  std::vector<std::size_t> remote_rules;
   std::vector<std::unique_ptr<local::Policy>> dry_run_policies;  // one per `dry_run` rule
 };
 
@@ -90,6 +97,14 @@ struct Verdict {
   std::string client;
   std::shared_ptr<const Snapshot> snapshot;  // keeps `route` and its upstream alive
   const CompiledRoute* route = nullptr;
+  // Set when the route has rules kept in Redis and the local ones allowed: the frontend asks
+  // its loop's backend::redis::Store, then Engine::finish() turns the answer into the verdict.
+  std::optional<backend::redis::Query> remote;
+  // Concurrency permits held in Redis: give them back (Store::release) when the response is done.
+  std::vector<backend::redis::RemoteLease> remote_leases;
+  // For finish(): each enforce rule's decision so far, and the local keys' combined decision.
+  std::vector<std::optional<core::Decision>> each;
+  core::Decision local_decision{true};
 };
 
 // Thread-safe: decide() from any number of event loops while apply() swaps rule sets.
@@ -107,6 +122,8 @@ class Engine {
   std::shared_ptr<const Snapshot> snapshot() const { return current_.load(); }
 
   Verdict decide(const RequestView& request, core::Nanos now) const;
+  // Completes a verdict whose `remote` part the Redis backend has answered.
+  Verdict finish(Verdict pending, backend::redis::Answer answer) const;
 
   // One key against a configured rule by name (route label "-" in metrics). A delay rule
   // waits up to its max_wait; others decide in reject mode.
@@ -124,6 +141,8 @@ class Engine {
   void write_metrics(std::string& out) const;
 
  private:
+  void conclude(Verdict& v, const core::Decision& total) const;
+
   std::atomic<std::shared_ptr<const Snapshot>> current_;
   std::mutex inline_mutex_;
   std::map<std::string, std::shared_ptr<local::Policy>, std::less<>> inline_;

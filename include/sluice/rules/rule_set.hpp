@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
@@ -77,6 +78,27 @@ enum class Action {
 
 enum class OnMissingKey { kSkip, kDeny };
 
+// Where a rule's state lives: in this process, or in Redis shared by every instance.
+enum class Storage { kLocal, kRedis };
+
+// How a Redis-kept rule behaves (docs/distributed.md): its failure policy, leasing.
+struct RedisRuleOptions {
+  backend::redis::FailurePolicy on_failure = backend::redis::FailurePolicy::kOpen;
+  double local_share = 1.0;  // on_failure: local
+  std::int64_t lease = 0;    // permits per round trip; 0 = exact
+  core::Nanos lease_ttl = 100 * core::kNanosPerMilli;
+  friend bool operator==(const RedisRuleOptions&, const RedisRuleOptions&) = default;
+};
+
+// The shared store: `redis: {url, timeout, storage, on_failure, local_share}`.
+struct RedisSettings {
+  std::string url;  // redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...]
+  core::Nanos timeout = 50 * core::kNanosPerMilli;
+  Storage default_storage = Storage::kLocal;  // for rules that do not say
+  RedisRuleOptions defaults;                  // for rules that do not say
+  int line = 0;
+};
+
 struct Rule {
   std::string name;
   std::string limit_text;  // as written: "token-bucket:rate=10/s,burst=20"
@@ -87,6 +109,12 @@ struct Rule {
   int status = 429;
   std::string body = "Too Many Requests\n";
   OnMissingKey on_missing_key = OnMissingKey::kSkip;
+  std::optional<Storage> storage;  // unset: RedisSettings::default_storage
+  // Set fields override RedisSettings::defaults (written back as given).
+  std::optional<backend::redis::FailurePolicy> on_failure;
+  std::optional<double> local_share;
+  std::optional<std::int64_t> lease;
+  std::optional<core::Nanos> lease_ttl;
   int line = 0;
 };
 
@@ -108,11 +136,15 @@ struct RuleSet {
   bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
   std::string access_log;         // "": off; "stdout", or a file path
   bool write_back = true;         // admin API changes rewrite the config file
+  std::optional<RedisSettings> redis;
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
   std::vector<Rule> rules;
 
   const Rule* rule(std::string_view name) const;
+  // A rule's effective storage and Redis options (its own fields over the defaults).
+  Storage storage_of(const Rule& rule) const;
+  RedisRuleOptions redis_options_of(const Rule& rule) const;
   const Upstream* upstream(std::string_view name) const;
 };
 

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "http_io.hpp"
+#include "sluice/backend/redis/async_decide.hpp"
 #include "sluice/core/clock.hpp"
 #include "worker.hpp"
 
@@ -166,6 +167,16 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   view.headers = headers_;
 
   rules::Verdict verdict = worker_.engine().decide(view, now);
+  if (verdict.remote) {
+    // Rules kept in Redis: the loop's store batches this with its other requests; whatever
+    // Redis does, the answer comes within the store's timeout (failure policy after that).
+    backend::redis::Answer answer;
+    if (backend::redis::Store* store = worker_.redis()) {
+      answer = co_await backend::redis::async_decide(*store, *verdict.remote,
+                                                     boost::asio::use_awaitable_t<Executor>{});
+    }
+    verdict = worker_.engine().finish(std::move(verdict), std::move(answer));
+  }
   const rules::RuleSet& rules = verdict.snapshot->rules;
   timeouts_ = rules.timeouts;
   const bool keep_alive = p.keep_alive() && !worker_.draining();
@@ -201,6 +212,9 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   worker_.stats().response(exchange_.status);
   log(exchange_, verdict.client, rules.access_log);
   // `verdict` (its leases, its snapshot) lives until here: the response is written.
+  if (backend::redis::Store* store = worker_.redis()) {
+    for (const auto& lease : verdict.remote_leases) store->release(lease);
+  }
   co_return next;
 }
 

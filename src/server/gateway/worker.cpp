@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "client_session.hpp"
+#include "sluice/rules/store_options.hpp"
 
 namespace sluice::server::gateway {
 
@@ -39,11 +40,15 @@ Worker::Worker(rules::Engine& engine, AccessLog& log, const tcp::endpoint& addre
   acceptor_->bind(address);
   acceptor_->listen(asio::socket_base::max_listen_connections);
   local_ = acceptor_->local_endpoint();
+  if (auto o = rules::store_options(engine_.snapshot()->rules)) {
+    redis_ = std::make_unique<backend::redis::Store>(*io_, *o);
+  }
 }
 
 Worker::~Worker() {
   stop();
   acceptor_.reset();
+  redis_.reset();
   pool_.clear();
   // Destroys the handlers still pending, and with them the sessions they keep alive; those
   // unregister from sessions_, which must still exist.

@@ -11,6 +11,7 @@
 #include "access_log.hpp"
 #include "gateway_metrics.hpp"
 #include "loop_types.hpp"
+#include "sluice/backend/redis/store.hpp"
 #include "sluice/rules/engine.hpp"
 #include "upstream_pool.hpp"
 
@@ -37,6 +38,9 @@ class Worker {
   rules::Engine& engine() { return engine_; }
   AccessLog& access_log() { return log_; }
   UpstreamPool& pool() { return pool_; }
+  // This loop's connection to the Redis backend; null when no rule store is configured.
+  backend::redis::Store* redis() { return redis_.get(); }
+  const backend::redis::Store* redis() const { return redis_.get(); }
   LoopStats& stats() { return stats_; }
   bool draining() const { return draining_; }
   void add(ClientSession* s) { sessions_.insert(s); }
@@ -54,6 +58,7 @@ class Worker {
   LoopStats stats_;
   UpstreamPool pool_{stats_};
   std::unordered_set<ClientSession*> sessions_;
+  std::unique_ptr<backend::redis::Store> redis_;
   bool draining_ = false;
   std::thread thread_;
 };

@@ -1,0 +1,47 @@
+// What a frontend asks the Redis backend and what it answers: plain values, so the rules
+// layer can build and read them without seeing the backend's event-loop machinery.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/backend/redis/remote_limit.hpp"
+#include "sluice/core/decision.hpp"
+
+namespace sluice::backend::redis {
+
+struct QueryItem {
+  std::shared_ptr<const RemoteLimit> limit;
+  std::string key;
+  core::Nanos max_wait = 0;
+};
+
+// One request against one or more Redis limits, all of which must allow it.
+struct Query {
+  std::vector<QueryItem> items;
+  std::int64_t cost = 1;
+};
+
+// Where an answer came from (the metrics' `source` label).
+enum class Source { kRedis, kLease, kFailOpen, kFailClosed, kLocal };
+std::string_view source_name(Source s);
+
+// A concurrency permit held in Redis: released with Store::release when the request is done;
+// if the instance dies first, Redis drops it after the limit's concurrency_lease_ttl.
+struct RemoteLease {
+  std::shared_ptr<const RemoteLimit> limit;
+  std::string key;
+  std::int64_t id = 0;
+};
+
+struct Answer {
+  core::Decision combined;
+  std::vector<core::Decision> each;  // per query item
+  Source source = Source::kRedis;
+  std::vector<RemoteLease> leases;
+};
+
+}  // namespace sluice::backend::redis

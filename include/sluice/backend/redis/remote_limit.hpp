@@ -1,0 +1,76 @@
+// A limit whose state lives in Redis, shared by every Sluice instance: its script form, how
+// its keys are named, and what it does when Redis fails (open, closed, or a local fallback).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/backend/redis/script_codec.hpp"
+#include "sluice/core/expected.hpp"
+#include "sluice/local/policy.hpp"
+#include "sluice/spec/limit_spec.hpp"
+
+namespace sluice::backend::redis {
+
+// What a decision does when Redis errors, times out, or the breaker is open.
+enum class FailurePolicy {
+  kOpen,    // allow (Spring Cloud Gateway, Envoy's failure_mode_deny=false, Kong fault_tolerant)
+  kClosed,  // deny: protect the upstream over availability
+  kLocal,   // decide with an in-process limiter at `local_share` of the rate (Sentinel's
+            // fallbackToLocalWhenFail, rate-limiter-flexible's insuranceLimiter)
+};
+
+std::string_view failure_policy_name(FailurePolicy p);
+core::Expected<FailurePolicy> parse_failure_policy(std::string_view text);
+
+struct RemoteLimitOptions {
+  FailurePolicy on_failure = FailurePolicy::kOpen;
+  // kLocal: this instance's share of the rate and burst while Redis is away (with N instances
+  // behind a balancer, 1/N keeps the total near the limit).
+  double local_share = 1.0;
+  // Leasing: permits taken from Redis per round trip and spent locally; 0 = exact (every
+  // decision goes to Redis).
+  std::int64_t lease = 0;
+  // How long leased permits may be spent before they are dropped (bounds how stale they get).
+  core::Nanos lease_ttl = 100 * core::kNanosPerMilli;
+  // Concurrency limits: how long Redis keeps a lease whose holder never released it.
+  core::Nanos concurrency_lease_ttl = 60 * core::kNanosPerSecond;
+  // Memory of the local fallback's table.
+  std::size_t fallback_memory = 4u << 20;
+};
+
+class RemoteLimit {
+ public:
+  // Errors: an algorithm the fallback or leasing cannot take, a share outside (0, 1].
+  static core::Expected<std::shared_ptr<const RemoteLimit>> make(std::string name,
+                                                                 spec::LimitSpec spec,
+                                                                 RemoteLimitOptions options);
+
+  const std::string& name() const { return name_; }
+  const spec::LimitSpec& spec() const { return spec_; }
+  const RemoteLimitOptions& options() const { return options_; }
+  const ScriptLimit& script() const { return script_; }
+
+  // "sluice:{NAME:KEY}:ALGORITHM": the hash tag spreads a limit's keys over the cluster's
+  // slots; a retuned limit (same algorithm) keeps its keys' states.
+  std::string state_key(std::string_view key) const;
+
+  // The in-process stand-in for kLocal (thread-safe); null for other policies.
+  local::Policy* fallback() const { return fallback_.get(); }
+
+ private:
+  RemoteLimit() = default;
+  std::string name_;
+  spec::LimitSpec spec_;
+  RemoteLimitOptions options_;
+  ScriptLimit script_;
+  std::unique_ptr<local::Policy> fallback_;
+};
+
+// The spec at `share` of its rate and capacity (rate, burst and limit scaled, each at least
+// 1 where it was), for the local fallback.
+core::Expected<spec::LimitSpec> scaled_spec(const spec::LimitSpec& spec, double share);
+
+}  // namespace sluice::backend::redis

@@ -1,0 +1,94 @@
+// The wire form of decisions for Sluice's Redis script (src/backend/redis/lua/dispatch.lua):
+// building a batch's KEYS/ARGV and reading its reply back into core decisions. Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/decision.hpp"
+#include "sluice/core/expected.hpp"
+#include "sluice/core/time.hpp"
+#include "sluice/spec/limit_spec.hpp"
+
+namespace sluice::backend::redis {
+
+// Doubles in Redis's Lua are exact for integers up to 2^53 (104 days of nanoseconds); a cost
+// or duration beyond it is refused before it is sent (the request reports overflow).
+inline constexpr std::int64_t kScriptExact = std::int64_t{1} << 53;
+
+// One limit as the script reads it: the algorithm name and its Params fields in declaration
+// order (a Rate is count then period), written so that a double parses them back exactly.
+struct ScriptLimit {
+  std::string algorithm;
+  std::vector<std::string> params;
+};
+
+// `lease_ttl` is how long a concurrency lease lives in Redis if its holder never releases it
+// (a crashed instance); unused by the time-based algorithms.
+ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl = 0);
+
+enum class RequestKind : char {
+  kDecide = 'd',   // decide (concurrency: acquire a lease)
+  kTake = 't',     // take up to `cost` permits (leasing); one limit
+  kRelease = 'r',  // release the concurrency lease whose id is `cost`; one limit
+};
+
+// The clock a batch decides at: Redis's own TIME (every instance shares it) or a given
+// instant (replay's virtual time; a caller that must use its own clock).
+struct ScriptTime {
+  bool redis_time = true;
+  core::Nanos now = 0;  // when !redis_time: nanoseconds since the clock's zero, >= 0
+};
+
+// One EVALSHA's arguments: limits and keys are listed once each, then the requests in order.
+class ScriptBatch {
+ public:
+  explicit ScriptBatch(ScriptTime time);
+
+  // Index of a limit definition in this batch (repeated definitions are the caller's care).
+  int add_limit(const ScriptLimit& limit);
+  // Index of a state key in this batch; the same key text returns the same index.
+  int add_key(std::string key);
+  // refs: (limit index, key index) per limit the request is decided against, all must pass.
+  // `at`: this request's own instant (replay's virtual time line), else the batch's.
+  void add_request(RequestKind kind, std::int64_t cost, core::Nanos max_wait,
+                   const std::vector<std::pair<int, int>>& refs,
+                   std::optional<core::Nanos> at = std::nullopt);
+
+  std::size_t requests() const { return per_request_.size(); }
+  // The number of limits of each request, in order: what the reply is split by.
+  const std::vector<int>& limits_per_request() const { return per_request_; }
+  const std::vector<std::string>& keys() const { return keys_; }
+  // The whole ARGV (limit definitions first, then the requests).
+  std::vector<std::string> args() const;
+
+ private:
+  std::vector<std::string> head_;    // protocol, time
+  std::vector<std::string> limits_;  // count is added in args()
+  int limit_count_ = 0;
+  std::vector<std::string> requests_;  // flattened
+  std::vector<std::string> keys_;
+  std::vector<int> per_request_;
+};
+
+// One limit's answer to one request.
+struct LimitAnswer {
+  core::Decision decision;
+  std::int64_t extra = 0;  // take: permits granted; concurrency acquire: the lease id
+};
+
+// A request's answers, one per limit in the order it was added, and their all-must-pass fold.
+struct RequestAnswer {
+  std::vector<LimitAnswer> limits;
+  core::Decision combined;
+};
+
+// The reply is a flat array of 8 integers per limit per request. Errors name what is wrong
+// (an error reply, a short array): a script or protocol mismatch, never silently read.
+core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
+    const std::vector<long long>& flat, const std::vector<int>& limits_per_request);
+
+}  // namespace sluice::backend::redis

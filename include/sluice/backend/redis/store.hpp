@@ -1,0 +1,87 @@
+// The Redis backend as an event loop sees it: decisions submitted during one loop turn go to
+// Redis together (one EVALSHA per slot), leased permits are spent without a round trip, and
+// when Redis fails each limit's failure policy answers at once.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sluice/backend/redis/breaker.hpp"
+#include "sluice/backend/redis/client.hpp"
+#include "sluice/backend/redis/query.hpp"
+#include "sluice/backend/redis/remote_limit.hpp"
+#include "sluice/core/decision.hpp"
+
+namespace sluice::backend::redis {
+
+struct StoreOptions {
+  ClientOptions client;
+  Breaker::Options breaker;
+  std::size_t max_batch = 256;  // requests per EVALSHA
+};
+
+// One per event loop; not thread-safe. Callbacks run on the loop, exactly once, never inside
+// decide() itself.
+class Store {
+ public:
+  Store(boost::asio::io_context& io, StoreOptions options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  void decide(Query query, std::function<void(Answer)> done);
+  // Gives a concurrency permit back (fire and forget: a failure leaves it to expire).
+  void release(const RemoteLease& lease);
+
+  // Written by the loop, read by the metrics writer on another thread.
+  struct Stats {
+    std::atomic<std::uint64_t> by_source[5] = {};  // answers, indexed by Source
+    std::atomic<std::uint64_t> scripts{0};         // EVALSHA calls
+    std::atomic<std::uint64_t> scripted_requests{0};
+    std::atomic<std::uint64_t> takes{0};  // leasing round trips
+    std::atomic<std::uint64_t> failures{0};
+    std::atomic<std::uint64_t> breaker_opens{0};
+    std::atomic<int> breaker_state{0};  // Breaker::State
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Job;
+  struct Part;
+  struct Pool;
+  struct Batch;
+
+  void schedule_flush();
+  void flush();
+  void send(std::vector<Part> parts);
+  void decide_leased(const std::shared_ptr<Job>& job);
+  void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now);
+  void fail_part(const Part& part, core::Nanos now);
+  void finish(const std::shared_ptr<Job>& job);
+  core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
+                            Source& source);
+  void note_breaker();
+
+  boost::asio::io_context& io_;
+  StoreOptions options_;
+  Client client_;
+  Script script_;
+  Breaker breaker_;
+  std::vector<Part> pending_;
+  bool flush_scheduled_ = false;
+  std::unordered_map<std::string, Pool> pools_;
+  Stats stats_;
+  std::shared_ptr<bool> alive_;
+};
+
+// Prometheus text for the stores of every loop (summed): answers by source, script calls,
+// leasing takes, failures, the breaker, and the client's own counters.
+void write_store_metrics(std::string& out, const std::vector<const Store*>& stores);
+
+}  // namespace sluice::backend::redis

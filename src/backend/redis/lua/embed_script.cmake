@@ -1,0 +1,16 @@
+# Joins the Lua files into one script in the order the modules need (prelude first, dispatch
+# last, the algorithm modules between, by name) and writes it as a C++ string.
+file(GLOB files ${LUA_DIR}/*.lua)
+list(SORT files)
+list(REMOVE_ITEM files ${LUA_DIR}/prelude.lua ${LUA_DIR}/dispatch.lua)
+set(text "")
+foreach(f ${LUA_DIR}/prelude.lua ${files} ${LUA_DIR}/dispatch.lua)
+  file(READ ${f} part)
+  string(APPEND text "${part}\n")
+endforeach()
+string(FIND "${text}" ")sluice_lua\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "a Lua file contains the raw string delimiter )sluice_lua\"")
+endif()
+file(WRITE ${OUT}.tmp "// Generated from src/backend/redis/lua/*.lua by embed_script.cmake: do not edit.\n#include \"sluice/backend/redis/script.hpp\"\n\nnamespace sluice::backend::redis {\nstd::string_view script_text() {\n  static constexpr char kText[] = R\"sluice_lua(${text})sluice_lua\";\n  return {kText, sizeof(kText) - 1};\n}\n}  // namespace sluice::backend::redis\n")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

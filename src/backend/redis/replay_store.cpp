@@ -1,0 +1,99 @@
+// ReplayStore (sluice/backend/redis/replay_store.hpp).
+#include "sluice/backend/redis/replay_store.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+
+#include "sluice/backend/redis/key_slot.hpp"
+#include "sluice/backend/redis/script.hpp"
+
+namespace sluice::backend::redis {
+
+namespace {
+// A block is one script call per slot; Redis runs a script to the end, so a generous timeout
+// (a long block on a loaded machine) is not a sign of failure.
+constexpr core::Nanos kReplayTimeout = 30 * core::kNanosPerSecond;
+}  // namespace
+
+ReplayStore::ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>& specs,
+                         core::Nanos max_wait)
+    : script_{std::string(script_text())}, cluster_(url.cluster), max_wait_(max_wait) {
+  ClientOptions options;
+  options.url = url;
+  options.timeout = kReplayTimeout;
+  options.connect_timeout = 2 * core::kNanosPerSecond;
+  client_ = std::make_unique<Client>(io_, options);
+  for (const auto& s : specs) limits_.push_back(script_limit(s));
+  // Unique per run: a replay never meets the states of another (they expire on their own).
+  const auto stamp = std::chrono::system_clock::now().time_since_epoch().count();
+  prefix_ = fmt::format("sluice:replay:{}-{}:", ::getpid(), stamp);
+}
+
+ReplayStore::~ReplayStore() {
+  client_->close();
+  io_.restart();
+  io_.poll();
+}
+
+core::Expected<std::vector<core::Decision>> ReplayStore::decide(
+    const std::vector<ReplayRequest>& block) {
+  // Group by slot, keeping trace order within each group (a key's requests stay in order).
+  std::map<std::uint16_t, std::vector<std::size_t>> groups;
+  std::vector<std::string> keys(block.size());
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    // All limits of one trace key share a hash tag: one script decides them together.
+    keys[i] = prefix_ + "{k" + block[i].key + "}:";
+    groups[cluster_ ? key_slot(keys[i]) : 0].push_back(i);
+  }
+  std::vector<core::Decision> out(block.size());
+  std::string error;
+  std::size_t outstanding = groups.size();
+  for (const auto& [slot, indexes] : groups) {
+    ScriptBatch batch(ScriptTime{});
+    std::vector<int> limit_ids;
+    for (const auto& l : limits_) limit_ids.push_back(batch.add_limit(l));
+    for (std::size_t i : indexes) {
+      std::vector<std::pair<int, int>> refs;
+      for (std::size_t l = 0; l < limits_.size(); ++l) {
+        refs.emplace_back(limit_ids[l], batch.add_key(keys[i] + std::to_string(l)));
+      }
+      batch.add_request(RequestKind::kDecide, block[i].cost, max_wait_, refs, block[i].now);
+    }
+    client_->eval(script_, batch.keys(), batch.args(),
+                  [&, indexes = &indexes, shape = batch.limits_per_request()](Outcome outcome) {
+                    --outstanding;
+                    if (const auto* f = std::get_if<Failure>(&outcome)) {
+                      error = f->message;
+                      return;
+                    }
+                    const Reply& r = std::get<Reply>(outcome);
+                    if (r.type != Reply::Type::kArray) {
+                      error = r.type == Reply::Type::kError
+                                  ? r.str
+                                  : std::string("the script's reply is not an array");
+                      return;
+                    }
+                    std::vector<long long> flat;
+                    flat.reserve(r.elements.size());
+                    for (const auto& e : r.elements) flat.push_back(e.integer);
+                    auto answers = decode_reply_integers(flat, shape);
+                    if (!answers) {
+                      error = answers.error();
+                      return;
+                    }
+                    for (std::size_t k = 0; k < indexes->size(); ++k) {
+                      out[(*indexes)[k]] = (*answers)[k].combined;
+                    }
+                  });
+  }
+  io_.restart();
+  while (outstanding > 0 && io_.run_one() > 0) {
+  }
+  if (!error.empty()) return core::make_error(error);
+  return out;
+}
+
+}  // namespace sluice::backend::redis

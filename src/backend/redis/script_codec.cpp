@@ -1,0 +1,213 @@
+// ScriptBatch and the reply reader (sluice/backend/redis/script_codec.hpp).
+#include "sluice/backend/redis/script_codec.hpp"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "sluice/local/combined_decision.hpp"
+
+namespace sluice::backend::redis {
+namespace {
+
+constexpr int kFieldsPerLimit = 8;
+
+// Doubles as %.17g (round-trips through Lua's tonumber), integers as plain decimal.
+class Fields {
+ public:
+  void add(double v) { out_.push_back(fmt::format("{:.17g}", v)); }
+  void add(std::int64_t v) { out_.push_back(std::to_string(v)); }
+  void add(bool v) { out_.emplace_back(v ? "1" : "0"); }
+  void add(const core::Rate& r) {
+    add(r.count);
+    add(r.period);
+  }
+  std::vector<std::string> take() { return std::move(out_); }
+
+ private:
+  std::vector<std::string> out_;
+};
+
+std::vector<std::string> params_of(const core::TokenBucket::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.burst);
+  f.add(p.per_second);
+  f.add(p.nanos_per_token);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::Gcra::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.burst);
+  f.add(p.interval);
+  f.add(p.tolerance);
+  f.add(p.interval_us);
+  f.add(p.per_interval_us);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::LeakyBucket::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.rate_milli);
+  f.add(p.burst);
+  // nodelay's sentinel (INT64_MAX / 1000) is beyond a double's exact integers: sent as -1.
+  f.add(p.delay == core::LeakyBucket::kNoDelay ? std::int64_t{-1} : p.delay);
+  return f.take();
+}
+template <class P>
+requires std::is_same_v<P, core::FixedWindow::Params> ||
+    std::is_same_v<P, core::SlidingLog::Params> || std::is_same_v<P, core::SlidingWindow::Params>
+        std::vector<std::string> params_of(const P& p, core::Nanos) {
+  Fields f;
+  f.add(p.limit);
+  f.add(p.window);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::SmoothBursty::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.max_burst);
+  f.add(p.permits_per_second);
+  f.add(p.stable_interval_micros);
+  f.add(p.max_permits);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::SmoothWarmup::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.warmup);
+  f.add(p.cold_factor);
+  f.add(p.warmup_micros);
+  f.add(p.permits_per_second);
+  f.add(p.stable_interval_micros);
+  f.add(p.threshold_permits);
+  f.add(p.max_permits);
+  f.add(p.slope);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::UniformQueue::Params& p, core::Nanos) {
+  Fields f;
+  f.add(p.rate);
+  f.add(p.max_wait);
+  f.add(p.count);
+  f.add(p.max_queueing_ms);
+  f.add(p.use_nanos);
+  return f.take();
+}
+std::vector<std::string> params_of(const core::Concurrency::Params& p, core::Nanos lease_ttl) {
+  Fields f;
+  f.add(p.limit);
+  f.add(lease_ttl);
+  return f.take();
+}
+
+// Durations beyond the script's exact range: "forever" is -1 on the wire.
+std::string wire_wait(core::Nanos max_wait) {
+  if (max_wait == core::kForever || max_wait >= kScriptExact) return "-1";
+  return std::to_string(max_wait);
+}
+
+}  // namespace
+
+ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl) {
+  return ScriptLimit{
+      spec.algorithm,
+      std::visit([&](const auto& p) { return params_of(p, lease_ttl); }, spec.params)};
+}
+
+ScriptBatch::ScriptBatch(ScriptTime time) {
+  head_.emplace_back("1");
+  if (time.redis_time) {
+    head_.emplace_back("");
+    head_.emplace_back("0");
+  } else {
+    head_.push_back(std::to_string(time.now / core::kNanosPerSecond));
+    head_.push_back(std::to_string(time.now % core::kNanosPerSecond));
+  }
+}
+
+int ScriptBatch::add_limit(const ScriptLimit& limit) {
+  limits_.push_back(limit.algorithm);
+  limits_.push_back(std::to_string(limit.params.size()));
+  limits_.insert(limits_.end(), limit.params.begin(), limit.params.end());
+  return ++limit_count_;
+}
+
+int ScriptBatch::add_key(std::string key) {
+  // Batches are small (a loop turn's requests); a linear scan beats hashing every key.
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i] == key) return static_cast<int>(i + 1);
+  }
+  keys_.push_back(std::move(key));
+  return static_cast<int>(keys_.size());
+}
+
+void ScriptBatch::add_request(RequestKind kind, std::int64_t cost, core::Nanos max_wait,
+                              const std::vector<std::pair<int, int>>& refs,
+                              std::optional<core::Nanos> at) {
+  requests_.emplace_back(1, static_cast<char>(kind));
+  if (at) {
+    requests_.push_back(std::to_string(*at / core::kNanosPerSecond));
+    requests_.push_back(std::to_string(*at % core::kNanosPerSecond));
+  } else {
+    requests_.emplace_back();
+    requests_.emplace_back();
+  }
+  requests_.push_back(std::to_string(cost));
+  requests_.push_back(wire_wait(max_wait));
+  requests_.push_back(std::to_string(refs.size()));
+  for (const auto& [limit, key] : refs) {
+    requests_.push_back(std::to_string(limit));
+    requests_.push_back(std::to_string(key));
+  }
+  per_request_.push_back(static_cast<int>(refs.size()));
+}
+
+std::vector<std::string> ScriptBatch::args() const {
+  std::vector<std::string> out;
+  out.reserve(head_.size() + 1 + limits_.size() + requests_.size());
+  out.insert(out.end(), head_.begin(), head_.end());
+  out.push_back(std::to_string(limit_count_));
+  out.insert(out.end(), limits_.begin(), limits_.end());
+  out.insert(out.end(), requests_.begin(), requests_.end());
+  return out;
+}
+
+core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
+    const std::vector<long long>& flat, const std::vector<int>& limits_per_request) {
+  std::size_t expected = 0;
+  for (int n : limits_per_request) expected += static_cast<std::size_t>(n) * kFieldsPerLimit;
+  if (flat.size() != expected) {
+    return core::make_error(fmt::format(
+        "the Redis script answered {} integers where {} were expected (a script of another "
+        "version?)",
+        flat.size(), expected));
+  }
+  std::vector<RequestAnswer> out;
+  out.reserve(limits_per_request.size());
+  std::size_t at = 0;
+  for (int n : limits_per_request) {
+    RequestAnswer answer;
+    local::AllMustPass fold;
+    for (int j = 0; j < n; ++j, at += kFieldsPerLimit) {
+      LimitAnswer a;
+      core::Decision& d = a.decision;
+      d.allowed = flat[at] != 0;
+      d.delay = flat[at + 1];
+      d.remaining = flat[at + 2];
+      d.retry_after = flat[at + 3] < 0 ? core::kNever : flat[at + 3];
+      d.reset_after = flat[at + 4];
+      d.limit = flat[at + 5];
+      d.overflow = flat[at + 6] != 0;
+      a.extra = flat[at + 7];
+      fold.add(d);
+      answer.limits.push_back(a);
+    }
+    answer.combined = fold.result();
+    out.push_back(std::move(answer));
+  }
+  return out;
+}
+
+}  // namespace sluice::backend::redis

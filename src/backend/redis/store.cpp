@@ -1,0 +1,378 @@
+// Store (sluice/backend/redis/store.hpp): batching per loop turn and slot, leasing, and the
+// failure policies behind the breaker.
+#include "sluice/backend/redis/store.hpp"
+
+#include <boost/asio/post.hpp>
+#include <deque>
+#include <map>
+
+#include "sluice/backend/redis/key_slot.hpp"
+#include "sluice/backend/redis/script.hpp"
+#include "sluice/core/clock.hpp"
+#include "sluice/local/combined_decision.hpp"
+
+namespace sluice::backend::redis {
+
+std::string_view source_name(Source s) {
+  switch (s) {
+    case Source::kRedis:
+      return "redis";
+    case Source::kLease:
+      return "lease";
+    case Source::kFailOpen:
+      return "fail_open";
+    case Source::kFailClosed:
+      return "fail_closed";
+    case Source::kLocal:
+      return "local";
+  }
+  return "?";
+}
+
+struct Store::Job {
+  Query query;
+  std::function<void(Answer)> done;
+  std::vector<core::Decision> each;
+  int parts_left = 0;
+  Source source = Source::kRedis;
+  std::vector<RemoteLease> leases;
+};
+
+// A slice of work for one script request: some of a job's items (all in one slot, one
+// max-wait), a leasing take for a pool, or a release.
+struct Store::Part {
+  std::shared_ptr<Job> job;  // null for takes and releases
+  std::vector<int> items;    // indexes into job->query.items
+  RequestKind kind = RequestKind::kDecide;
+  std::int64_t cost = 1;
+  core::Nanos max_wait = 0;
+  std::uint16_t slot = 0;
+  QueryItem target;  // takes and releases: the limit and key
+};
+
+// Permits leased from Redis for one key, spent here until they run out or expire.
+struct Store::Pool {
+  std::int64_t permits = 0;
+  core::Nanos expires = 0;
+  bool taking = false;
+  std::deque<std::shared_ptr<Job>> waiting;
+};
+
+namespace {
+
+constexpr std::size_t kPoolSweepAt = 1 << 16;
+
+bool is_concurrency(const RemoteLimit& l) { return l.spec().algorithm == "concurrency"; }
+
+core::Decision leased(std::int64_t remaining) {
+  return core::Decision{true, 0, remaining, 0, 0, -1};
+}
+
+}  // namespace
+
+Store::Store(boost::asio::io_context& io, StoreOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      client_(io, options_.client),
+      script_{std::string(script_text())},
+      breaker_(options_.breaker),
+      alive_(std::make_shared<bool>(true)) {}
+
+Store::~Store() { *alive_ = false; }
+
+void Store::schedule_flush() {
+  if (flush_scheduled_) return;
+  flush_scheduled_ = true;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    flush_scheduled_ = false;
+    flush();
+  });
+}
+
+void Store::decide(Query query, std::function<void(Answer)> done) {
+  auto job = std::make_shared<Job>();
+  job->query = std::move(query);
+  job->done = std::move(done);
+  const auto& items = job->query.items;
+  job->each.resize(items.size());
+  if (items.empty() || job->query.cost <= 0 || job->query.cost >= kScriptExact) {
+    // Nothing to ask, or a cost the script cannot carry exactly: answered here.
+    if (!items.empty()) std::fill(job->each.begin(), job->each.end(), core::overflowed());
+    finish(job);
+    return;
+  }
+  if (items.size() == 1 && items[0].limit->options().lease > 0 && items[0].max_wait == 0) {
+    decide_leased(job);
+    return;
+  }
+  // Items that share a slot and a max-wait go as one script request (decided all-or-none);
+  // items in different cluster slots cannot share a script and are decided separately.
+  std::map<std::pair<std::uint16_t, core::Nanos>, std::vector<int>> groups;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::uint16_t slot =
+        options_.client.url.cluster ? key_slot(items[i].limit->state_key(items[i].key)) : 0;
+    groups[{slot, items[i].max_wait}].push_back(static_cast<int>(i));
+  }
+  job->parts_left = static_cast<int>(groups.size());
+  for (auto& [where, indexes] : groups) {
+    Part part;
+    part.job = job;
+    part.items = std::move(indexes);
+    part.cost = job->query.cost;
+    part.max_wait = where.second;
+    part.slot = where.first;
+    pending_.push_back(std::move(part));
+  }
+  schedule_flush();
+}
+
+void Store::release(const RemoteLease& lease) {
+  Part part;
+  part.kind = RequestKind::kRelease;
+  part.cost = lease.id;
+  part.target = QueryItem{lease.limit, lease.key, 0};
+  part.slot = options_.client.url.cluster ? key_slot(lease.limit->state_key(lease.key)) : 0;
+  pending_.push_back(std::move(part));
+  schedule_flush();
+}
+
+void Store::flush() {
+  std::vector<Part> parts = std::move(pending_);
+  pending_.clear();
+  std::map<std::uint16_t, std::vector<Part>> by_slot;
+  for (auto& p : parts) by_slot[p.slot].push_back(std::move(p));
+  for (auto& [slot, list] : by_slot) {
+    for (std::size_t at = 0; at < list.size(); at += options_.max_batch) {
+      const std::size_t end = std::min(list.size(), at + options_.max_batch);
+      send(std::vector<Part>(std::make_move_iterator(list.begin() + static_cast<long>(at)),
+                             std::make_move_iterator(list.begin() + static_cast<long>(end))));
+    }
+  }
+}
+
+void Store::send(std::vector<Part> parts) {
+  const core::Nanos now = core::SteadyClock::read();
+  const bool allowed = breaker_.allow(now);
+  note_breaker();
+  if (!allowed) {
+    for (const auto& p : parts) fail_part(p, now);
+    return;
+  }
+  ScriptBatch batch(ScriptTime{});
+  std::vector<std::pair<const RemoteLimit*, int>> limit_index;
+  auto index_of = [&](const RemoteLimit& l) {
+    for (const auto& [ptr, idx] : limit_index) {
+      if (ptr == &l) return idx;
+    }
+    const int idx = batch.add_limit(l.script());
+    limit_index.emplace_back(&l, idx);
+    return idx;
+  };
+  for (const auto& p : parts) {
+    std::vector<std::pair<int, int>> refs;
+    if (p.job) {
+      for (int i : p.items) {
+        const QueryItem& item = p.job->query.items[static_cast<std::size_t>(i)];
+        refs.emplace_back(index_of(*item.limit), batch.add_key(item.limit->state_key(item.key)));
+      }
+    } else {
+      refs.emplace_back(index_of(*p.target.limit),
+                        batch.add_key(p.target.limit->state_key(p.target.key)));
+    }
+    batch.add_request(p.kind, p.cost, p.max_wait, refs);
+  }
+  stats_.scripts.fetch_add(1, std::memory_order_relaxed);
+  stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
+  auto keys = batch.keys();
+  client_.eval(
+      script_, std::move(keys), batch.args(),
+      [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
+       shape = batch.limits_per_request()](Outcome outcome) {
+        if (alive.expired()) return;
+        const core::Nanos at = core::SteadyClock::read();
+        std::string problem;
+        bool connection_down = false;
+        std::vector<RequestAnswer> answers;
+        if (const auto* f = std::get_if<Failure>(&outcome)) {
+          problem = f->message;
+          connection_down = f->kind == Failure::Kind::kConnection;
+        } else {
+          const Reply& r = std::get<Reply>(outcome);
+          if (r.type != Reply::Type::kArray) {
+            problem = r.type == Reply::Type::kError ? r.str : "the script's reply is not an array";
+          } else {
+            std::vector<long long> flat;
+            flat.reserve(r.elements.size());
+            for (const auto& e : r.elements) flat.push_back(e.integer);
+            auto decoded = decode_reply_integers(flat, shape);
+            if (decoded) {
+              answers = std::move(decoded).value();
+            } else {
+              problem = decoded.error();
+            }
+          }
+        }
+        if (!problem.empty()) {
+          stats_.failures.fetch_add(1, std::memory_order_relaxed);
+          breaker_.failure(at, connection_down);
+          note_breaker();
+          for (const auto& p : parts) fail_part(p, at);
+          return;
+        }
+        breaker_.success();
+        note_breaker();
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+          const Part& p = parts[k];
+          RequestAnswer& a = answers[k];
+          if (p.kind == RequestKind::kRelease) continue;
+          if (p.kind == RequestKind::kTake) {
+            auto it = pools_.find(p.target.limit->state_key(p.target.key));
+            if (it == pools_.end()) continue;
+            Pool& pool = it->second;
+            pool.taking = false;
+            if (pool.expires <= at) pool.permits = 0;
+            pool.permits += a.limits[0].extra;
+            pool.expires = at + p.target.limit->options().lease_ttl;
+            const bool redis_had_enough = a.limits[0].extra >= p.cost;
+            serve_pool(it->first, pool, at);
+            // Who is still waiting could not be served: Redis ran short, so they are denied
+            // with its answer (or, had it enough, another take is on its way).
+            if (!redis_had_enough) {
+              core::Decision d = a.limits[0].decision;
+              d.allowed = false;
+              d.delay = 0;
+              if (d.retry_after == 0) d.retry_after = core::kNanosPerMilli;
+              while (!pool.waiting.empty()) {
+                auto job = std::move(pool.waiting.front());
+                pool.waiting.pop_front();
+                job->each[0] = d;
+                finish(job);
+              }
+            }
+            continue;
+          }
+          for (std::size_t j = 0; j < p.items.size(); ++j) {
+            const auto idx = static_cast<std::size_t>(p.items[j]);
+            const QueryItem& item = p.job->query.items[idx];
+            p.job->each[idx] = a.limits[j].decision;
+            if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
+              p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
+            }
+          }
+          if (--p.job->parts_left == 0) finish(p.job);
+        }
+      });
+}
+
+void Store::decide_leased(const std::shared_ptr<Job>& job) {
+  const core::Nanos now = core::SteadyClock::read();
+  if (pools_.size() >= kPoolSweepAt) {
+    std::erase_if(pools_, [&](const auto& kv) {
+      return !kv.second.taking && kv.second.waiting.empty() && kv.second.expires <= now;
+    });
+  }
+  const QueryItem& item = job->query.items[0];
+  auto [it, inserted] = pools_.try_emplace(item.limit->state_key(item.key));
+  Pool& pool = it->second;
+  if (pool.expires <= now) pool.permits = 0;
+  pool.waiting.push_back(job);
+  serve_pool(it->first, pool, now);
+}
+
+// Serves waiting jobs in order from the pool's permits; when it runs dry with jobs still
+// waiting, takes another batch from Redis (one take in flight per key).
+void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now) {
+  while (!pool.waiting.empty() && pool.expires > now &&
+         pool.permits >= pool.waiting.front()->query.cost) {
+    auto job = std::move(pool.waiting.front());
+    pool.waiting.pop_front();
+    pool.permits -= job->query.cost;
+    job->each[0] = leased(pool.permits);
+    job->source = Source::kLease;
+    finish(job);
+  }
+  if (pool.waiting.empty() || pool.taking) return;
+  const QueryItem& item = pool.waiting.front()->query.items[0];
+  pool.taking = true;
+  stats_.takes.fetch_add(1, std::memory_order_relaxed);
+  Part part;
+  part.kind = RequestKind::kTake;
+  part.cost = std::max(item.limit->options().lease, pool.waiting.front()->query.cost);
+  part.target = QueryItem{item.limit, item.key, 0};
+  part.slot = options_.client.url.cluster ? key_slot(state_key) : 0;
+  pending_.push_back(std::move(part));
+  schedule_flush();
+}
+
+void Store::fail_part(const Part& p, core::Nanos now) {
+  if (p.kind == RequestKind::kRelease) return;  // the lease expires in Redis by itself
+  if (p.kind == RequestKind::kTake) {
+    auto it = pools_.find(p.target.limit->state_key(p.target.key));
+    if (it == pools_.end()) return;
+    Pool& pool = it->second;
+    pool.taking = false;
+    while (!pool.waiting.empty()) {
+      auto job = std::move(pool.waiting.front());
+      pool.waiting.pop_front();
+      job->each[0] = on_failure(job->query.items[0], job->query.cost, now, job->source);
+      finish(job);
+    }
+    return;
+  }
+  for (int i : p.items) {
+    const auto idx = static_cast<std::size_t>(i);
+    p.job->each[idx] = on_failure(p.job->query.items[idx], p.job->query.cost, now, p.job->source);
+  }
+  if (--p.job->parts_left == 0) finish(p.job);
+}
+
+core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
+                                 Source& source) {
+  const auto mark = [&](Source s) {
+    if (source == Source::kRedis || source == Source::kLease) source = s;
+  };
+  switch (item.limit->options().on_failure) {
+    case FailurePolicy::kOpen:
+      mark(Source::kFailOpen);
+      return core::Decision{true, 0, -1, 0, 0, -1};
+    case FailurePolicy::kClosed:
+      mark(Source::kFailClosed);
+      return core::denied(options_.breaker.open_for, 0, 0, -1);
+    case FailurePolicy::kLocal: {
+      mark(Source::kLocal);
+      const std::string_view key = item.key;
+      auto pd = item.limit->fallback()->decide(std::span<const std::string_view>(&key, 1), now,
+                                               cost, item.max_wait);
+      return pd.decision;
+    }
+  }
+  return core::Decision{true};
+}
+
+void Store::note_breaker() {
+  stats_.breaker_state.store(static_cast<int>(breaker_.state()), std::memory_order_relaxed);
+  stats_.breaker_opens.store(breaker_.opens(), std::memory_order_relaxed);
+}
+
+void Store::finish(const std::shared_ptr<Job>& job) {
+  local::AllMustPass fold;
+  for (const auto& d : job->each) fold.add(d);
+  Answer answer;
+  answer.combined = fold.result();
+  answer.each = std::move(job->each);
+  answer.source = job->source;
+  answer.leases = std::move(job->leases);
+  if (!answer.combined.allowed) {
+    // A permit taken in one slot while another slot denied: give it back.
+    for (const auto& lease : answer.leases) release(lease);
+    answer.leases.clear();
+  }
+  stats_.by_source[static_cast<int>(job->source)].fetch_add(1, std::memory_order_relaxed);
+  // Never inside decide(): the caller may still be setting up what the callback resumes.
+  boost::asio::post(io_, [done = std::move(job->done), answer = std::move(answer)]() mutable {
+    done(std::move(answer));
+  });
+}
+
+}  // namespace sluice::backend::redis

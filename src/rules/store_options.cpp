@@ -1,0 +1,19 @@
+// store_options (sluice/rules/store_options.hpp).
+#include "sluice/rules/store_options.hpp"
+
+namespace sluice::rules {
+
+std::optional<backend::redis::StoreOptions> store_options(const RuleSet& rules) {
+  if (!rules.redis || rules.redis->url.empty()) return std::nullopt;
+  auto url = backend::redis::parse_store_url(rules.redis->url);
+  if (!url) return std::nullopt;  // validate() reported it; a valid RuleSet never gets here
+  backend::redis::StoreOptions o;
+  o.client.url = *url;
+  o.client.timeout = rules.redis->timeout;
+  o.client.connect_timeout = rules.redis->timeout;
+  // A Redis that comes back is found within this, so decisions return to it within a second.
+  o.client.reconnect_max = 250 * core::kNanosPerMilli;
+  return o;
+}
+
+}  // namespace sluice::rules
