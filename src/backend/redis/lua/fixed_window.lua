@@ -33,3 +33,21 @@ ALG['fixed-window'] = {
   -- The count matters until its window ends.
   ttl = function(p, s, now) return s.start + p.window - now end,
 }
+
+-- Leasing: as many permits as a reject-mode decide would allow now (the window's room),
+-- charged at once; none leaves the state as it was.
+ALG['fixed-window'].take = function(p, s, now, want)
+  local fw = ALG['fixed-window']
+  local phase = now_phase(p.window)
+  if phase == nil then return 0, overflowed(), s end
+  local count = 0
+  if s.start == now - phase then count = s.count end
+  local g = p.limit - count
+  if g > want then g = want end
+  if g > 0 then
+    local d, next_state = fw.decide(p, s, now, g, 0)
+    return g, d, next_state
+  end
+  local d = fw.decide(p, s, now, 1, 0)
+  return 0, d, s
+end
