@@ -25,6 +25,9 @@ def compose():
     return "\n".join(open(os.path.join(LUA_DIR, n), encoding="utf-8").read() for n in names)
 
 
+SATURATED = 9223372036854774784  # the largest double below 2^63
+
+
 def ceil_div(a, b):
     return -((-a) // b) if a > 0 else int(a / b)
 
@@ -55,6 +58,11 @@ def main():
         if overflow:
             print(f"line overflow at t_us={t_us}", file=sys.stderr)
             return 2
+        # As the C++ codec reads them: the largest double below 2^63 is a saturated duration.
+        if delay >= SATURATED:
+            delay = 2**63 - 1
+        if retry >= SATURATED:
+            retry = 2**63 - 1
         delay_us = ceil_div(delay, 1000) if allowed else 0
         retry_us = 0 if allowed else (-1 if retry == -1 else ceil_div(retry, 1000))
         print(f"{t_us},{key},{cost},{allowed},{delay_us},{remaining},{retry_us}")
