@@ -1,0 +1,105 @@
+// The wire form of a batch for the Redis script: the ARGV layout dispatch.lua reads, the
+// parameters as exact decimal text, and the reply read back into decisions folded as the local
+// backend folds them.
+#include "sluice/backend/redis/script_codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sluice/spec/limit_spec.hpp"
+
+namespace sluice::backend::redis {
+namespace {
+
+spec::LimitSpec parse(const char* text) {
+  auto s = spec::parse_limit_spec(text);
+  EXPECT_TRUE(s.ok()) << text;
+  return *s;
+}
+
+TEST(ScriptLimit, GcraSendsItsParamsFieldsInDeclarationOrder) {
+  // gcra:rate=30/60s,burst=15 = CL.THROTTLE key 15 30 60: T = 2 s, DVT = 16 * T.
+  const ScriptLimit l = script_limit(parse("gcra:rate=30/60s,burst=15"));
+  EXPECT_EQ(l.algorithm, "gcra");
+  ASSERT_EQ(l.params.size(), 7u);
+  EXPECT_EQ(l.params[0], "30");            // rate.count
+  EXPECT_EQ(l.params[1], "60000000000");   // rate.period
+  EXPECT_EQ(l.params[2], "15");            // burst
+  EXPECT_EQ(l.params[3], "2000000000");    // interval
+  EXPECT_EQ(l.params[4], "32000000000");   // tolerance
+}
+
+TEST(ScriptLimit, DoublesRoundTripThroughTheirText) {
+  // 3/s: x/time/rate keeps 1e9/3 ns per token, not representable in few digits.
+  const ScriptLimit l = script_limit(parse("token-bucket:rate=3/s,burst=5"));
+  ASSERT_EQ(l.params.size(), 5u);
+  EXPECT_EQ(std::stod(l.params[4]), 1e9 / 3.0);
+}
+
+TEST(ScriptLimit, LeakyBucketNodelaySentinelGoesAsMinusOne) {
+  const ScriptLimit l = script_limit(parse("leaky-bucket:rate=7/s,burst=20,nodelay=1"));
+  EXPECT_EQ(l.params.back(), "-1");
+}
+
+TEST(ScriptLimit, ConcurrencyCarriesTheLeaseLifetime) {
+  const ScriptLimit l = script_limit(parse("concurrency:limit=3"), 60 * core::kNanosPerSecond);
+  ASSERT_EQ(l.params.size(), 2u);
+  EXPECT_EQ(l.params[1], "60000000000");
+}
+
+TEST(ScriptBatch, ArgvIsProtocolTimeLimitsThenRequests) {
+  ScriptBatch b(ScriptTime{false, 5 * core::kNanosPerSecond + 250});
+  const int limit = b.add_limit(ScriptLimit{"fixed-window", {"3", "1000000000"}});
+  const int k1 = b.add_key("sluice:{r:a}:fixed-window");
+  const int k2 = b.add_key("sluice:{r:b}:fixed-window");
+  EXPECT_EQ(b.add_key("sluice:{r:a}:fixed-window"), k1);  // listed once
+  b.add_request(RequestKind::kDecide, 2, 0, {{limit, k1}});
+  b.add_request(RequestKind::kTake, 10, core::kForever, {{limit, k2}}, 7 * core::kNanosPerSecond);
+  const std::vector<std::string> want = {
+      "1",  "5", "250",                                         // protocol, now
+      "1",  "fixed-window", "2", "3", "1000000000",             // one limit
+      "d",  "",  "",  "2",  "0",  "1", "1", "1",                // decide cost 2 at the batch's now
+      "t",  "7", "0", "10", "-1", "1", "1", "2"};               // take 10 at 7 s, forever = -1
+  EXPECT_EQ(b.args(), want);
+  EXPECT_EQ(b.keys().size(), 2u);
+  EXPECT_EQ(b.limits_per_request(), (std::vector<int>{1, 1}));
+}
+
+TEST(ScriptBatch, RedisTimeLeavesTheInstantEmpty) {
+  ScriptBatch b(ScriptTime{});
+  const auto args = b.args();
+  ASSERT_GE(args.size(), 3u);
+  EXPECT_EQ(args[1], "");
+}
+
+TEST(DecodeReply, FoldsEachRequestsLimitsAllMustPass) {
+  // Request 1: two limits, the second denies (retry 300 ms); request 2: one limit allows.
+  const std::vector<long long> flat = {
+      1, 0, 4, 0,         900, 5, 0, 0,   //
+      0, 0, 0, 300000000, 900, 3, 0, 0,   //
+      1, 0, 7, 0,         100, 9, 0, 42};
+  auto answers = decode_reply_integers(flat, {2, 1});
+  ASSERT_TRUE(answers.ok()) << answers.error();
+  ASSERT_EQ(answers->size(), 2u);
+  const core::Decision& first = (*answers)[0].combined;
+  EXPECT_FALSE(first.allowed);
+  EXPECT_EQ(first.retry_after, 300000000);
+  EXPECT_EQ(first.limit, 3);
+  EXPECT_TRUE((*answers)[1].combined.allowed);
+  EXPECT_EQ((*answers)[1].combined.remaining, 7);
+  EXPECT_EQ((*answers)[1].limits[0].extra, 42);
+}
+
+TEST(DecodeReply, MinusOneRetryMeansNever) {
+  auto answers = decode_reply_integers({0, 0, 0, -1, 0, 3, 0, 0}, {1});
+  ASSERT_TRUE(answers.ok());
+  EXPECT_EQ((*answers)[0].combined.retry_after, core::kNever);
+}
+
+TEST(DecodeReply, AShortReplyIsAnErrorNotAGuess) {
+  auto answers = decode_reply_integers({1, 0, 4}, {1});
+  ASSERT_FALSE(answers.ok());
+  EXPECT_NE(answers.error().find("3 integers where 8"), std::string::npos) << answers.error();
+}
+
+}  // namespace
+}  // namespace sluice::backend::redis
