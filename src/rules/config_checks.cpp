@@ -149,10 +149,10 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
     const auto opts = rs.redis_options_of(r);
     const auto& a = r.limit.algorithm;
     if (opts.lease > 0 && !r.limit_text.empty() && a != "token-bucket" && a != "gcra" &&
-        a != "leaky-bucket" && a != "fixed-window" && a != "sliding-window") {
+        a != "fixed-window" && a != "sliding-window") {
       errors.add(ro.written("lease") ? ro.at("lease") : ro.line,
-                 p + "leasing applies to token-bucket, gcra, leaky-bucket and the windows, not " +
-                     a + " (set lease: 0)");
+                 p + "leasing applies to token-bucket, gcra and the windows, not " + a +
+                     " (set lease: 0)");
     }
   }
   for (std::size_t i = 0; i < rs.routes.size(); ++i) {

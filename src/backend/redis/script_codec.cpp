@@ -12,6 +12,10 @@ namespace {
 
 constexpr int kFieldsPerLimit = 8;
 
+// A saturated duration leaves the script as the largest double below 2^63; it means forever.
+constexpr long long kSaturatedDouble = 9223372036854774784LL;
+core::Nanos duration(long long v) { return v >= kSaturatedDouble ? core::kForever : v; }
+
 // Doubles as %.17g (round-trips through Lua's tonumber), integers as plain decimal.
 class Fields {
  public:
@@ -194,10 +198,10 @@ core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
       LimitAnswer a;
       core::Decision& d = a.decision;
       d.allowed = flat[at] != 0;
-      d.delay = flat[at + 1];
+      d.delay = duration(flat[at + 1]);
       d.remaining = flat[at + 2];
-      d.retry_after = flat[at + 3] < 0 ? core::kNever : flat[at + 3];
-      d.reset_after = flat[at + 4];
+      d.retry_after = flat[at + 3] < 0 ? core::kNever : duration(flat[at + 3]);
+      d.reset_after = duration(flat[at + 4]);
       d.limit = flat[at + 5];
       d.overflow = flat[at + 6] != 0;
       a.extra = flat[at + 7];

@@ -21,11 +21,11 @@ TEST(ScriptLimit, GcraSendsItsParamsFieldsInDeclarationOrder) {
   const ScriptLimit l = script_limit(parse("gcra:rate=30/60s,burst=15"));
   EXPECT_EQ(l.algorithm, "gcra");
   ASSERT_EQ(l.params.size(), 7u);
-  EXPECT_EQ(l.params[0], "30");            // rate.count
-  EXPECT_EQ(l.params[1], "60000000000");   // rate.period
-  EXPECT_EQ(l.params[2], "15");            // burst
-  EXPECT_EQ(l.params[3], "2000000000");    // interval
-  EXPECT_EQ(l.params[4], "32000000000");   // tolerance
+  EXPECT_EQ(l.params[0], "30");           // rate.count
+  EXPECT_EQ(l.params[1], "60000000000");  // rate.period
+  EXPECT_EQ(l.params[2], "15");           // burst
+  EXPECT_EQ(l.params[3], "2000000000");   // interval
+  EXPECT_EQ(l.params[4], "32000000000");  // tolerance
 }
 
 TEST(ScriptLimit, DoublesRoundTripThroughTheirText) {
@@ -54,11 +54,19 @@ TEST(ScriptBatch, ArgvIsProtocolTimeLimitsThenRequests) {
   EXPECT_EQ(b.add_key("sluice:{r:a}:fixed-window"), k1);  // listed once
   b.add_request(RequestKind::kDecide, 2, 0, {{limit, k1}});
   b.add_request(RequestKind::kTake, 10, core::kForever, {{limit, k2}}, 7 * core::kNanosPerSecond);
-  const std::vector<std::string> want = {
-      "1",  "5", "250",                                         // protocol, now
-      "1",  "fixed-window", "2", "3", "1000000000",             // one limit
-      "d",  "",  "",  "2",  "0",  "1", "1", "1",                // decide cost 2 at the batch's now
-      "t",  "7", "0", "10", "-1", "1", "1", "2"};               // take 10 at 7 s, forever = -1
+  const std::vector<std::string> want = {"1",          "5",
+                                         "250",  // protocol, now
+                                         "1",          "fixed-window",
+                                         "2",          "3",
+                                         "1000000000",  // one limit
+                                         "d",          "",
+                                         "",           "2",
+                                         "0",          "1",
+                                         "1",          "1",  // decide cost 2 at the batch's now
+                                         "t",          "7",
+                                         "0",          "10",
+                                         "-1",         "1",
+                                         "1",          "2"};  // take 10 at 7 s, forever = -1
   EXPECT_EQ(b.args(), want);
   EXPECT_EQ(b.keys().size(), 2u);
   EXPECT_EQ(b.limits_per_request(), (std::vector<int>{1, 1}));
@@ -73,10 +81,9 @@ TEST(ScriptBatch, RedisTimeLeavesTheInstantEmpty) {
 
 TEST(DecodeReply, FoldsEachRequestsLimitsAllMustPass) {
   // Request 1: two limits, the second denies (retry 300 ms); request 2: one limit allows.
-  const std::vector<long long> flat = {
-      1, 0, 4, 0,         900, 5, 0, 0,   //
-      0, 0, 0, 300000000, 900, 3, 0, 0,   //
-      1, 0, 7, 0,         100, 9, 0, 42};
+  const std::vector<long long> flat = {1, 0, 4, 0,         900, 5, 0, 0,  //
+                                       0, 0, 0, 300000000, 900, 3, 0, 0,  //
+                                       1, 0, 7, 0,         100, 9, 0, 42};
   auto answers = decode_reply_integers(flat, {2, 1});
   ASSERT_TRUE(answers.ok()) << answers.error();
   ASSERT_EQ(answers->size(), 2u);
