@@ -46,5 +46,11 @@ bench-gateway: build
 bench-check: build
 	@bash bench/decision/check_http.sh $(BUILD)
 
+# The Redis backend: decisions/s per instance and Redis commands per decision, exact and leased,
+# beside one EVALSHA per request (docs/performance.md#redis-backend).
+.PHONY: bench-redis
+bench-redis: build
+	@/usr/bin/python3 bench/redis/run.py --build $(BUILD)
+
 clean:
 	rm -rf build
