@@ -259,5 +259,55 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
   EXPECT_EQ(cluster_->owner(slot), to);
 }
 
+// Last in the suite: it kills and restarts a master (which comes back with its slots).
+TEST_F(ClientCluster, ALostMasterFailsOnlyItsSlotsFastAndIsUsedAgainWhenBack) {
+  boost::asio::io_context io;
+  Client client(io, options_for(cluster_->url()));
+  // A key on each master.
+  std::vector<std::string> keys(RedisCluster::kMasters);
+  for (int tag = 0; std::any_of(keys.begin(), keys.end(), [](auto& k) { return k.empty(); });
+       ++tag) {
+    const std::string key = "{down" + std::to_string(tag) + "}";
+    auto& owned = keys[cluster_->owner(key_slot(key))];
+    if (owned.empty()) owned = key;
+  }
+  for (const auto& k : keys) {
+    Result r = run_command(io, client, {"SET", k, "v"}, k);
+    ASSERT_FALSE(r.failure()) << describe(r);
+  }
+  const auto refreshes = client.stats().topology_refreshes;
+
+  const std::size_t victim = 1;
+  cluster_->server(victim).stop();
+  // Well within the cluster's node timeout (2 s): the other masters still serve their slots.
+  ASSERT_TRUE(run_until(io, [&] { return client.stats().topology_refreshes > refreshes; }));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Result r;
+    const core::Nanos sent = core::SteadyClock::read();
+    client.command({"GET", keys[i]}, keys[i], capture(r));
+    ASSERT_TRUE(run_until(io, [&] { return r.done(); }));
+    if (i == victim) {
+      ASSERT_NE(r.failure(), nullptr) << describe(r);
+      EXPECT_EQ(r.failure()->kind, Failure::Kind::kConnection) << describe(r);
+      EXPECT_LT(r.at - sent, options_for("redis://x").timeout);
+    } else {
+      ASSERT_FALSE(r.failure()) << describe(r);
+      EXPECT_EQ(r.reply().str, "v");
+    }
+  }
+
+  cluster_->server(victim).restart();  // same port and nodes.conf: same node, same slots
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool back = false;
+  while (!back && std::chrono::steady_clock::now() < until) {
+    Result r = run_command(io, client, {"SET", keys[victim], "again"}, keys[victim]);
+    back = r.failure() == nullptr && r.reply().str == "OK";
+    if (!back) run_for(io, std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(back);
+  EXPECT_GE(client.stats().reconnects, 1U);
+  cluster_->wait_ok();
+}
+
 }  // namespace
 }  // namespace sluice::backend::redis::testing

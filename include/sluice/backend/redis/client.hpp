@@ -25,7 +25,7 @@ struct ClientOptions {
   core::Nanos reconnect_min = 10 * core::kNanosPerMilli;
   core::Nanos reconnect_max = core::kNanosPerSecond;
   // Cluster: the slot map is read again (CLUSTER SLOTS) this often, and at once after a MOVED or
-  // a lost node.
+  // a lost node. 0: only then.
   core::Nanos topology_refresh = 5 * core::kNanosPerSecond;
   // Commands waiting for a reply on one connection; past that a command fails kOverloaded at once
   // rather than queueing behind a server that is not keeping up.

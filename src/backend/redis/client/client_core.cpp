@@ -426,7 +426,7 @@ void ClientCore::on_slots(NodeId asked, Outcome outcome) {
       gone->close();
     }
   }
-  arm_refresh(options_.topology_refresh);
+  if (options_.topology_refresh > 0) arm_refresh(options_.topology_refresh);
 }
 
 void ClientCore::arm_refresh(core::Nanos after) {
