@@ -65,21 +65,7 @@ core::Expected<std::vector<core::Decision>> ReplayStore::decide(
     client_->eval(script_, batch.keys(), batch.args(),
                   [&, indexes = &indexes, shape = batch.limits_per_request()](Outcome outcome) {
                     --outstanding;
-                    if (const auto* f = std::get_if<Failure>(&outcome)) {
-                      error = f->message;
-                      return;
-                    }
-                    const Reply& r = std::get<Reply>(outcome);
-                    if (r.type != Reply::Type::kArray) {
-                      error = r.type == Reply::Type::kError
-                                  ? r.str
-                                  : std::string("the script's reply is not an array");
-                      return;
-                    }
-                    std::vector<long long> flat;
-                    flat.reserve(r.elements.size());
-                    for (const auto& e : r.elements) flat.push_back(e.integer);
-                    auto answers = decode_reply_integers(flat, shape);
+                    auto answers = decode_outcome(outcome, shape);
                     if (!answers) {
                       error = answers.error();
                       return;

@@ -214,4 +214,18 @@ core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
   return out;
 }
 
+core::Expected<std::vector<RequestAnswer>> decode_outcome(
+    const Outcome& outcome, const std::vector<int>& limits_per_request) {
+  if (const auto* f = std::get_if<Failure>(&outcome)) return core::make_error(f->message);
+  const Reply& r = std::get<Reply>(outcome);
+  if (r.type == Reply::Type::kError) return core::make_error(r.str);
+  if (r.type != Reply::Type::kArray) {
+    return core::make_error("the Redis script's reply is not an array");
+  }
+  std::vector<long long> flat;
+  flat.reserve(r.elements.size());
+  for (const auto& e : r.elements) flat.push_back(e.integer);
+  return decode_reply_integers(flat, limits_per_request);
+}
+
 }  // namespace sluice::backend::redis

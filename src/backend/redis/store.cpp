@@ -191,29 +191,11 @@ void Store::send(std::vector<Part> parts) {
        shape = batch.limits_per_request()](Outcome outcome) {
         if (alive.expired()) return;
         const core::Nanos at = core::SteadyClock::read();
-        std::string problem;
-        bool connection_down = false;
-        std::vector<RequestAnswer> answers;
-        if (const auto* f = std::get_if<Failure>(&outcome)) {
-          problem = f->message;
-          connection_down = f->kind == Failure::Kind::kConnection;
-        } else {
-          const Reply& r = std::get<Reply>(outcome);
-          if (r.type != Reply::Type::kArray) {
-            problem = r.type == Reply::Type::kError ? r.str : "the script's reply is not an array";
-          } else {
-            std::vector<long long> flat;
-            flat.reserve(r.elements.size());
-            for (const auto& e : r.elements) flat.push_back(e.integer);
-            auto decoded = decode_reply_integers(flat, shape);
-            if (decoded) {
-              answers = std::move(decoded).value();
-            } else {
-              problem = decoded.error();
-            }
-          }
-        }
-        if (!problem.empty()) {
+        const auto* failure = std::get_if<Failure>(&outcome);
+        const bool connection_down =
+            failure != nullptr && failure->kind == Failure::Kind::kConnection;
+        auto decoded = decode_outcome(outcome, shape);
+        if (!decoded) {
           stats_.failures.fetch_add(1, std::memory_order_relaxed);
           breaker_.failure(at, connection_down);
           note_breaker();
@@ -222,6 +204,7 @@ void Store::send(std::vector<Part> parts) {
         }
         breaker_.success();
         note_breaker();
+        std::vector<RequestAnswer> answers = std::move(decoded).value();
         for (std::size_t k = 0; k < parts.size(); ++k) {
           const Part& p = parts[k];
           RequestAnswer& a = answers[k];

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/backend/redis/reply.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/core/time.hpp"
@@ -90,5 +91,10 @@ struct RequestAnswer {
 // (an error reply, a short array): a script or protocol mismatch, never silently read.
 core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
     const std::vector<long long>& flat, const std::vector<int>& limits_per_request);
+
+// The same from what the client delivered: a Failure, an error reply or a malformed reply is
+// an error naming it.
+core::Expected<std::vector<RequestAnswer>> decode_outcome(
+    const Outcome& outcome, const std::vector<int>& limits_per_request);
 
 }  // namespace sluice::backend::redis
