@@ -144,7 +144,9 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
 
   boost::asio::io_context io;
   auto work = boost::asio::make_work_guard(io);
-  Client client(io, options_for(cluster_->url(1)));
+  ClientOptions options = options_for(cluster_->url(1));
+  options.timeout = 3000 * kMs;  // room for the TRYAGAIN retries below on a loaded machine
+  Client client(io, options);
 
   // The load: rounds of GET (a key that moves), INCR (a key whose count must never skip or
   // repeat), SET (a new key in the slot) and a GET elsewhere, one round in flight at a time.
@@ -198,6 +200,21 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
     });
   };
   std::thread loop([&] { io.run(); });
+  // Stops the load, closes the client on its loop and joins, however the test ends.
+  auto shutdown = [&] {
+    if (!loop.joinable()) return;
+    stop = true;
+    on_loop(io, [&] {
+      client.close();
+      return 0;
+    });
+    work.reset();
+    loop.join();
+  };
+  struct Joiner {
+    std::function<void()> fn;
+    ~Joiner() { fn(); }
+  } joiner{shutdown};
   auto wait_rounds = [&](int more) {
     const int goal = rounds.load() + more;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -228,6 +245,20 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
   EXPECT_GT(after_ask.ask, before_ask.ask);
   EXPECT_EQ(after_ask.moved, before_ask.moved);  // ASK leaves the map alone
 
+  // A multi-key command whose keys are split (one moved, one nowhere) cannot run mid-migration:
+  // the target answers TRYAGAIN, and the client retries until the migration is over.
+  std::atomic<bool> split_done{false};
+  Result split;
+  boost::asio::post(io, [&] {
+    client.command({"MGET", tag + ":a", tag + ":never"}, tag, [&](Outcome o) {
+      split.outcome = std::move(o);
+      ++split.calls;
+      split_done = true;
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(split_done) << describe(split);
+
   // The slot now belongs to the target, on every node; the source answers MOVED.
   for (const std::size_t i : {to, from, (to + 1) % RedisCluster::kMasters}) {
     EXPECT_EQ(
@@ -236,6 +267,15 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
   }
   EXPECT_TRUE(wait_rounds(30));
   const auto after_moved = stats();
+  const auto until_split = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!split_done && std::chrono::steady_clock::now() < until_split) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(split_done);
+  ASSERT_FALSE(split.failure()) << describe(split);
+  ASSERT_EQ(split.reply().type, Reply::Type::kArray) << describe(split);
+  EXPECT_EQ(split.reply().elements[0].str, "va");
+  EXPECT_EQ(split.reply().elements[1].type, Reply::Type::kNil);
   EXPECT_GT(after_moved.moved, after_ask.moved);
 
   stop = true;
@@ -244,12 +284,7 @@ TEST_F(ClientCluster, ASlotMigrationIsFollowedThroughAskThenMoved) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const auto final_stats = stats();
-  on_loop(io, [&] {
-    client.close();
-    return 0;
-  });
-  work.reset();
-  loop.join();
+  shutdown();
 
   EXPECT_TRUE(stopped);
   for (const auto& p : problems) ADD_FAILURE() << p;

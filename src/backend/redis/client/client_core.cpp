@@ -298,6 +298,8 @@ void ClientCore::retry_later(RequestPtr request, Reply reply) {
          false);
     return;
   }
+  // A fresh attempt: its hops count anew (the deadline bounds the retries).
+  request->redirects = 0;
   delayed_.push_back(Delayed{due, std::move(request)});
   arm_retry();
 }
