@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Redis backend benchmark: what a decision on a rule kept in Redis costs the gateway and Redis,
+exact and leased, beside the baseline of one EVALSHA per request (Spring Cloud Gateway's token
+bucket as a Lua script, driven by redis-benchmark) and beside the same rule kept locally.
+
+    /usr/bin/python3 bench/redis/run.py --build build/release
+
+One redis-server (no persistence) and one `sluice serve` (workers: 1) on free 127.0.0.1 ports.
+The gateway's routes answer 200 by themselves, each guarded by one rule whose limit is far
+above the load (every request passes, so what is measured is the decision's cost):
+
+- none:   no rule (the gateway's own cost);
+- local:  token-bucket, storage: local;
+- exact:  the same limit, storage: redis (every decision goes to Redis, batched per loop turn);
+- leased: the same, storage: redis, lease: 100 (permits taken 100 at a time, spent locally).
+
+Each is loaded with `wrk -t1 -c50 -d5s` (3 runs, the median kept). Redis commands per decision
+are the `cmdstat_evalsha` calls (INFO commandstats) over the run divided by the requests wrk
+completed. The baseline is redis-benchmark `-c 50 -P 1` sending one EVALSHA of
+bench/decision/token_bucket.lua per request, as bench/decision/run.py does. Prints a markdown
+table; writes nothing.
+"""
+import argparse
+import importlib.util
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DECISION = os.path.join(ROOT, "bench", "decision")
+
+
+def load_decision_bench():
+    """bench/decision/run.py as a module: its process helpers and its EVALSHA command."""
+    spec = importlib.util.spec_from_file_location("decision_bench",
+                                                  os.path.join(DECISION, "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+decision = load_decision_bench()
+
+LIMIT = "token-bucket:rate=100000000/s,burst=100000000"
+CONFIG = """\
+listen: 127.0.0.1:{gateway}
+admin: 127.0.0.1:{admin}
+workers: 1
+write_back: false
+redis:
+  url: redis://127.0.0.1:{redis}
+  timeout: 50ms
+routes:
+  - name: none
+    match: {{path_prefix: /none}}
+    respond: {{status: 200}}
+  - name: local
+    match: {{path_prefix: /local}}
+    respond: {{status: 200}}
+    rules: [local]
+  - name: exact
+    match: {{path_prefix: /exact}}
+    respond: {{status: 200}}
+    rules: [exact]
+  - name: leased
+    match: {{path_prefix: /leased}}
+    respond: {{status: 200}}
+    rules: [leased]
+rules:
+  local:
+    limit: {limit}
+    key: const:global
+    storage: local
+  exact:
+    limit: {limit}
+    key: const:global
+    storage: redis
+    on_failure: fail-closed
+  leased:
+    limit: {limit}
+    key: const:global
+    storage: redis
+    on_failure: fail-closed
+    lease: {lease}
+"""
+# (route, what the table calls it)
+MODES = [
+    ("none", "no rule (the gateway alone)"),
+    ("local", "local rule (storage: local)"),
+    ("exact", "Redis rule, exact"),
+    ("leased", "Redis rule, leased (lease: {lease})"),
+]
+
+
+def redis_info(port, section):
+    out = subprocess.run(["redis-cli", "-p", str(port), "INFO", section], capture_output=True,
+                         text=True, check=True, timeout=10).stdout
+    return out
+
+
+def evalsha_calls(port):
+    """EVALSHA calls so far. (The TIME, GET and SET that commandstats also counts are the
+    scripts' own calls, made inside those EVALSHAs.)"""
+    m = re.search(r"^cmdstat_evalsha:calls=(\d+)", redis_info(port, "commandstats"), re.M)
+    return int(m.group(1)) if m else 0
+
+
+def metric(admin_port, name):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics", timeout=5).read()
+    total = 0.0
+    for line in text.decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def wrk(url, duration, connections):
+    """(requests completed, requests/s, latency p50 and p99 as wrk prints them, non-2xx
+    responses, socket errors) of one wrk run."""
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", url],
+                         capture_output=True, text=True, timeout=duration + 60, check=True).stdout
+    done = int(re.search(r"(\d+) requests in", out).group(1))
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    return (done, rps, p50, p99, int(bad.group(1)) if bad else 0,
+            errors.group(1) if errors else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"),
+                    help="the build folder holding sluice (default build/release)")
+    ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run (default 5)")
+    ap.add_argument("--connections", type=int, default=50, help="wrk -c (default 50)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per mode; the median is kept")
+    ap.add_argument("--lease", type=int, default=100, help="the leased rule's lease")
+    ap.add_argument("--baseline-requests", type=int, default=200_000,
+                    help="redis-benchmark -n for the EVALSHA baseline")
+    opts = ap.parse_args()
+    sluice = os.path.join(opts.build, "sluice")
+    if not os.access(sluice, os.X_OK):
+        sys.exit(f"no sluice binary at {sluice}: build first (make build)")
+    for tool in ("redis-server", "redis-cli", "redis-benchmark", "wrk"):
+        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
+            sys.exit(f"{tool} not found: run scripts/install-deps.sh")
+
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"machine: {os.cpu_count()} cores; load at start: {uptime}", flush=True)
+
+    procs = []
+    tmp = tempfile.mkdtemp(prefix="sluice-bench-redis-")
+    try:
+        redis_port, gateway_port, admin_port = (decision.free_port() for _ in range(3))
+        procs.append(subprocess.Popen(
+            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", tmp],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL))
+        redis_proc = procs[-1]
+        decision.wait_port(redis_port, redis_proc, "redis-server")
+        config = os.path.join(tmp, "sluice.yaml")
+        with open(config, "w") as f:
+            f.write(CONFIG.format(gateway=gateway_port, admin=admin_port, redis=redis_port,
+                                  limit=LIMIT, lease=opts.lease))
+        log = open(os.path.join(tmp, "sluice.log"), "wb")
+        procs.append(subprocess.Popen([sluice, "serve", "--config", config],
+                                      stdout=subprocess.DEVNULL, stderr=log,
+                                      stdin=subprocess.DEVNULL))
+        sluice_proc = procs[-1]
+        decision.wait_port(gateway_port, sluice_proc, "sluice")
+        redis_version = subprocess.run(["redis-server", "--version"], capture_output=True,
+                                       text=True).stdout.split()[2].removeprefix("v=")
+
+        rows = []
+        for route, title in MODES:
+            url = f"http://127.0.0.1:{gateway_port}/{route}"
+            # Warm up: the first decision loads the script (NOSCRIPT, SCRIPT LOAD, EVALSHA).
+            for _ in range(3):
+                urllib.request.urlopen(url, timeout=5).read()
+            runs = []
+            for _ in range(opts.repeat):
+                evalsha_before = evalsha_calls(redis_port)
+                cpu_redis = decision.cpu_seconds(redis_proc.pid)
+                cpu_sluice = decision.cpu_seconds(sluice_proc.pid)
+                done, rps, p50, p99, bad, errors = wrk(url, opts.duration, opts.connections)
+                evalsha_after = evalsha_calls(redis_port)
+                cpu_redis = decision.cpu_seconds(redis_proc.pid) - cpu_redis
+                cpu_sluice = decision.cpu_seconds(sluice_proc.pid) - cpu_sluice
+                if bad or errors:
+                    sys.exit(f"{route}: {bad} non-2xx responses, socket errors {errors!r}: the "
+                             "measurement is not of passing decisions")
+                evalsha = (evalsha_after - evalsha_before) / done
+                runs.append((rps, evalsha, cpu_sluice * 1e6 / done, cpu_redis * 1e6 / done,
+                             f"{p50} / {p99}"))
+                print(f"  {route:7} {rps:10,.0f} req/s  {evalsha:.4f} EVALSHA/decision  "
+                      f"sluice {cpu_sluice * 1e6 / done:5.1f} us CPU/req  redis "
+                      f"{cpu_redis * 1e6 / done:5.1f} us CPU/req  latency p50/p99 {p50} / {p99}",
+                      file=sys.stderr, flush=True)
+            # The run of median throughput, whole (its other columns with it).
+            med = statistics.median(r[0] for r in runs)
+            picked = min(runs, key=lambda r: abs(r[0] - med))
+            rows.append((title.format(lease=opts.lease), *picked))
+        failures = metric(admin_port, "sluice_redis_failures_total")
+        takes = metric(admin_port, "sluice_redis_lease_takes_total")
+
+        # The baseline: one EVALSHA per decision, straight from redis-benchmark.
+        with open(os.path.join(DECISION, "token_bucket.lua")) as f:
+            script = f.read()
+        sha = subprocess.run(["redis-cli", "-p", str(redis_port), "SCRIPT", "LOAD", script],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        args = [a.replace("{key}", "rl:bench").replace("{sha}", sha) for a in decision.EVALSHA]
+        runs = []
+        for _ in range(opts.repeat):
+            calls_before = evalsha_calls(redis_port)
+            cpu_redis = decision.cpu_seconds(redis_proc.pid)
+            rps = decision.bench_once(redis_port, args, opts.baseline_requests, 1, False)
+            calls = evalsha_calls(redis_port) - calls_before
+            cpu_redis = decision.cpu_seconds(redis_proc.pid) - cpu_redis
+            runs.append((rps, calls / opts.baseline_requests,
+                         cpu_redis * 1e6 / opts.baseline_requests))
+            print(f"  baseline {rps:10,.0f} EVALSHA/s", file=sys.stderr, flush=True)
+        med = statistics.median(r[0] for r in runs)
+        base = min(runs, key=lambda r: abs(r[0] - med))
+
+        load = os.getloadavg()[0]
+        print()
+        print(f"Redis backend, {time.strftime('%Y-%m-%d')}: one sluice (workers: 1) and "
+              f"redis-server {redis_version} on 127.0.0.1, `wrk -t1 -c{opts.connections} "
+              f"-d{opts.duration}s`, median of {opts.repeat} runs; a limit every request passes "
+              f"({LIMIT}, key const:global). Baseline: redis-benchmark `-c 50 -P 1 -n "
+              f"{opts.baseline_requests}` sending one EVALSHA of bench/decision/token_bucket.lua "
+              f"(Spring Cloud Gateway's token bucket) per request. {os.cpu_count()} cores "
+              f"shared by all processes; 1-minute load {load:.1f} at the end.")
+        print()
+        print("| mode | decisions/s per instance | Redis commands (EVALSHA) per decision | "
+              "latency p50 / p99 (wrk) | sluice CPU µs/decision | "
+              "redis-server CPU µs/decision |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for title, rps, per, cpu_s, cpu_r, latency in rows:
+            print(f"| {title} | {rps:,.0f} | {per:.4f} | {latency} | {cpu_s:.1f} | "
+                  f"{cpu_r:.1f} |")
+        print(f"| baseline: one EVALSHA per request (redis-benchmark `-c 50 -P 1`, no gateway) "
+              f"| {base[0]:,.0f} | {base[1]:.4f} | – | – | {base[2]:.1f} |")
+        print()
+        print(f"CPU is user + system time from /proc/PID/stat over the run, per request served. "
+              f"Redis failures during the gateway runs: {failures:.0f}; lease takes: "
+              f"{takes:.0f}.")
+    finally:
+        for p in reversed(procs):
+            decision.stop(p)
+
+
+if __name__ == "__main__":
+    main()
