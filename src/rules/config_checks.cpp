@@ -148,15 +148,44 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
     }
     const auto opts = rs.redis_options_of(r);
     const auto& a = r.limit.algorithm;
-    if (opts.lease > 0 && !r.limit_text.empty() && a != "token-bucket" && a != "gcra" &&
-        a != "fixed-window" && a != "sliding-window") {
+    // Leased permits are spent now or not at all, by one rule alone.
+    const auto lease_problem = [&]() -> std::string {
+      if (opts.lease == 0 || r.limit_text.empty()) return "";
+      if (a != "token-bucket" && a != "gcra" && a != "fixed-window" && a != "sliding-window") {
+        return "leasing applies to token-bucket, gcra and the windows, not " + a +
+               " (set lease: 0)";
+      }
+      if (r.action == Action::kDelay) {
+        return "leased permits are spent at once, so a delay rule cannot lease (set lease: 0 "
+               "or action: reject)";
+      }
+      return "";
+    }();
+    if (!lease_problem.empty()) {
       errors.add(ro.written("lease") ? ro.at("lease") : ro.line,
-                 p + "leasing applies to token-bucket, gcra and the windows, not " + a +
-                     " (set lease: 0)");
+                 p + "field 'lease': " + lease_problem);
     }
   }
   for (std::size_t i = 0; i < rs.routes.size(); ++i) {
     const Route& route = rs.routes[i];
+    // A request decided against several Redis rules goes to Redis whole; leasing is per rule.
+    std::vector<std::string> redis_rules;
+    bool leased = false;
+    for (const auto& name : route.rules) {
+      const Rule* r = rs.rule(name);
+      if (r == nullptr || rs.storage_of(*r) != Storage::kRedis || r->action == Action::kDryRun) {
+        continue;
+      }
+      redis_rules.push_back(name);
+      leased = leased || rs.redis_options_of(*r).lease > 0;
+    }
+    if (leased && redis_rules.size() > 1) {
+      errors.add(o.routes[i].at("rules"), "route " + quoted(route.name) +
+                                              ": field 'rules': a leasing rule must be the "
+                                              "route's only rule kept in Redis (it has " +
+                                              std::to_string(redis_rules.size()) +
+                                              "); set lease: 0 or keep the others local");
+    }
     if (route.combine != Combine::kFirst) continue;
     for (const auto& name : route.rules) {
       const Rule* r = rs.rule(name);

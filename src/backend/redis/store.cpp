@@ -218,9 +218,9 @@ void Store::send(std::vector<Part> parts) {
             pool.permits += a.limits[0].extra;
             pool.expires = at + p.target.limit->options().lease_ttl;
             const bool redis_had_enough = a.limits[0].extra >= p.cost;
-            serve_pool(it->first, pool, at);
-            // Who is still waiting could not be served: Redis ran short, so they are denied
-            // with its answer (or, had it enough, another take is on its way).
+            // Had Redis enough, who still waits gets another take; if it ran short, they are
+            // denied with its answer, at once (a second take would only be refused too).
+            serve_pool(it->first, pool, at, redis_had_enough);
             if (!redis_had_enough) {
               core::Decision d = a.limits[0].decision;
               d.allowed = false;
@@ -265,7 +265,7 @@ void Store::decide_leased(const std::shared_ptr<Job>& job) {
 
 // Serves waiting jobs in order from the pool's permits; when it runs dry with jobs still
 // waiting, takes another batch from Redis (one take in flight per key).
-void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now) {
+void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more) {
   while (!pool.waiting.empty() && pool.expires > now &&
          pool.permits >= pool.waiting.front()->query.cost) {
     auto job = std::move(pool.waiting.front());
@@ -275,7 +275,7 @@ void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now
     job->source = Source::kLease;
     finish(job);
   }
-  if (pool.waiting.empty() || pool.taking) return;
+  if (pool.waiting.empty() || pool.taking || !take_more) return;
   const QueryItem& item = pool.waiting.front()->query.items[0];
   pool.taking = true;
   stats_.takes.fetch_add(1, std::memory_order_relaxed);

@@ -39,7 +39,8 @@ void write_store_metrics(std::string& out, const std::vector<const Store*>& stor
        [](const Store& s) { return s.stats().takes.load(std::memory_order_relaxed); }},
       {"sluice_redis_failures_total", "Script calls that failed (error, timeout, connection).",
        [](const Store& s) { return s.stats().failures.load(std::memory_order_relaxed); }},
-      {"sluice_redis_breaker_opens_total", "Times a loop's breaker opened.",
+      {"sluice_redis_breaker_opens_total",
+       "Outages: times a loop's breaker opened from closed (failed probes not counted).",
        [](const Store& s) { return s.stats().breaker_opens.load(std::memory_order_relaxed); }},
   };
   for (const auto& c : kCounters) {

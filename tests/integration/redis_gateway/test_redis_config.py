@@ -57,17 +57,17 @@ CASES = [
     ("lease-on-queue", HEAD + REDIS + ROUTE
      + "rules:\n  x:\n    limit: queue:rate=10/s,max-wait=1s\n    key: const:global\n"
        "    storage: redis\n    lease: 10  # <-a\n",
-     [("a", r"rule 'x': leasing applies to token-bucket, gcra and the windows, not queue "
+     [("a", r"rule 'x': field 'lease': leasing applies to token-bucket, gcra and the windows, not queue "
             r"\(set lease: 0\)")]),
     ("lease-on-smooth", HEAD + REDIS + "  storage: redis\n" + ROUTE
      + "rules:\n  x:\n    limit: smooth-bursty:rate=10/s\n    key: const:global\n"
        "    lease: 10  # <-a\n",
-     [("a", r"rule 'x': leasing applies to .*not smooth-bursty")]),
+     [("a", r"rule 'x': field 'lease': leasing applies to .*not smooth-bursty")]),
     # docs/distributed.md: "not leaky-bucket: its grants carry nginx's delay".
     ("lease-on-leaky-bucket", HEAD + REDIS + ROUTE
      + "rules:\n  x:\n    limit: leaky-bucket:rate=10/s,burst=5\n    key: const:global\n"
        "    storage: redis\n    lease: 10  # <-a\n",
-     [("a", r"rule 'x': leasing applies to .*not leaky-bucket")]),
+     [("a", r"rule 'x': field 'lease': leasing applies to .*not leaky-bucket")]),
     ("local-share-2", HEAD + REDIS + ROUTE + RULE
      + "    storage: redis\n    on_failure: local\n    local_share: 2  # <-a\n",
      [("a", r"rule 'x': field 'local_share': expected a share of the rate between 0 and 1")]),
@@ -77,6 +77,18 @@ CASES = [
               "    key: client_ip\n",
      [("a", r"route 'r': field 'combine': 'first' needs every rule in one store, and rule "
             r"'x' is kept in Redis; use all")]),
+    # Leased permits are spent at once and by one rule: a delay rule, or a leasing rule beside
+    # another Redis rule on a route, would silently not lease.
+    ("lease-on-delay-rule", HEAD + REDIS + ROUTE + RULE
+     + "    storage: redis\n    action: delay\n    max_wait: 100ms\n    lease: 3  # <-a\n",
+     [("a", r"rule 'x': field 'lease': leased permits are spent at once, so a delay rule "
+            r"cannot lease")]),
+    ("leasing-rule-beside-another-redis-rule", HEAD + REDIS
+     + ROUTE.replace("    rules: [x]\n", "    rules: [x, y]  # <-a\n")
+     + RULE + "    storage: redis\n    lease: 3\n  y:\n    limit: gcra:rate=100/s,burst=10\n"
+              "    key: client_ip\n    storage: redis\n",
+     [("a", r"route 'r': field 'rules': a leasing rule must be the route's only rule kept in "
+            r"Redis \(it has 2\)")]),
     ("redis-fields-on-local-rule", HEAD + REDIS + ROUTE + RULE
      + "    on_failure: fail-closed  # <-a\n    lease: 3  # <-b\n",
      [("a", r"rule 'x': field 'on_failure': applies only to rules kept in Redis "
@@ -130,7 +142,11 @@ routes:
   - name: r
     match: {path_prefix: /}
     respond: {status: 200}
-    rules: [x, y, z]
+    rules: [y, z]
+  - name: leased
+    match: {path_prefix: /leased}
+    respond: {status: 200}
+    rules: [x, z]
 rules:
   x:
     limit: gcra:rate=100/s,burst=10

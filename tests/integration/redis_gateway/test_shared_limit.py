@@ -139,10 +139,6 @@ rules:
 """
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "src/backend/redis/store.cpp, the reply to a take: serve_pool() runs before the waiters of "
-    "a short take are denied, sees them still waiting and sends another take for them, which "
-    "comes back to an empty queue: two EVALSHA per denied request"))
 def test_leased_denial_costs_one_round_trip(redis_server, gateways):
     """One client, one request at a time: the burst of 10 is two takes of 5; then the bucket
     is dry and each request is denied by one take that Redis answers short."""

@@ -46,7 +46,8 @@ class Breaker {
   void failure(core::Nanos now, bool connection_down) {
     ++failures_;
     if (state_ == State::kHalfOpen || connection_down || failures_ >= options_.failures_to_open) {
-      if (state_ != State::kOpen) ++opens_;
+      // An outage counts once: a failed probe keeps the breaker open rather than opening it.
+      if (state_ == State::kClosed) ++opens_;
       state_ = State::kOpen;
       opened_at_ = now;
       probing_ = false;

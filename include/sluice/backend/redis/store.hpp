@@ -61,7 +61,7 @@ class Store {
   void flush();
   void send(std::vector<Part> parts);
   void decide_leased(const std::shared_ptr<Job>& job);
-  void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now);
+  void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more = true);
   void fail_part(const Part& part, core::Nanos now);
   void finish(const std::shared_ptr<Job>& job);
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
