@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/backend/redis/store.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/rules/config_loader.hpp"
 #include "sluice/rules/engine.hpp"
@@ -173,7 +174,18 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
+  // The Redis backend's metrics, summed over the gateway's loops and the admin loop's store.
+  const server::AdminServer* admin_ptr = nullptr;
+  metrics.emplace_back([g = gateway.get(), &admin_ptr](std::string& out) {
+    std::vector<const backend::redis::Store*> stores;
+    if (g != nullptr) stores = g->redis_stores();
+    if (admin_ptr != nullptr && admin_ptr->redis_store() != nullptr) {
+      stores.push_back(admin_ptr->redis_store());
+    }
+    backend::redis::write_store_metrics(out, stores);
+  });
   server::AdminServer admin(io, *engine, admin_listen, options.config, std::move(metrics));
+  admin_ptr = &admin;
   try {
     admin.start();
   } catch (const std::exception& e) {

@@ -412,10 +412,14 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
     if (r.name != rule) continue;
     if (snap->compiled[i]->remote) {
       CheckResult out;
-      out.status = CheckResult::Status::kUnknownRule;
-      out.error = "rule '" + r.name +
-                  "' is kept in Redis, which this decision service does not reach yet; the "
-                  "gateway enforces it";
+      out.dry_run = r.action == Action::kDryRun;
+      backend::redis::Query query;
+      query.items.push_back({snap->compiled[i]->remote, std::string(key),
+                             r.action == Action::kDelay ? r.max_wait : 0});
+      query.cost = cost;
+      out.remote = std::move(query);
+      out.snapshot = snap;
+      out.rule_index = i;
       return out;
     }
     CheckResult out = check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key,
@@ -433,6 +437,25 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
   CheckResult out;
   out.status = CheckResult::Status::kUnknownRule;
   out.error = "unknown rule '" + std::string(rule) + "'";
+  return out;
+}
+
+CheckResult Engine::finish_check(CheckResult out, backend::redis::Answer answer) const {
+  const Snapshot& snap = *out.snapshot;
+  const Rule& r = snap.compiled[out.rule_index]->rule;
+  out.remote.reset();
+  out.decision = answer.combined;
+  out.remote_leases = std::move(answer.leases);
+  ResponseFields fields;
+  fields.add(r.name, r.limit.params, answer.combined);
+  fields.write(snap.rules, out.decision, out.headers);
+  RuleCounters& c = *snap.check_counters[out.rule_index];
+  if (out.decision.allowed) {
+    c.allowed.fetch_add(1, std::memory_order_relaxed);
+    if (out.decision.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    (out.dry_run ? c.dry_run_denied : c.denied).fetch_add(1, std::memory_order_relaxed);
+  }
   return out;
 }
 

@@ -74,6 +74,12 @@ struct CheckResult {
   bool dry_run = false;  // a dry-run rule: counted, but the caller should not block on it
   std::vector<std::pair<std::string, std::string>> headers;  // RateLimit…, Retry-After
   std::vector<local::Lease> leases;  // a concurrency rule's permit: keep until the work is done
+  // A rule kept in Redis: the caller asks its loop's backend::redis::Store, then
+  // Engine::finish_check() fills `decision` and `headers` from the answer.
+  std::optional<backend::redis::Query> remote;
+  std::shared_ptr<const Snapshot> snapshot;  // with `remote`: the rule's snapshot
+  std::size_t rule_index = 0;                // with `remote`: its index in snapshot->compiled
+  std::vector<backend::redis::RemoteLease> remote_leases;  // give back with Store::release
 };
 
 // What the frontend does with a request.
@@ -129,6 +135,8 @@ class Engine {
   // waits up to its max_wait; others decide in reject mode.
   CheckResult check(std::string_view rule, std::string_view key, std::int64_t cost,
                     core::Nanos now) const;
+  // Completes a check whose `remote` part the Redis backend has answered.
+  CheckResult finish_check(CheckResult pending, backend::redis::Answer answer) const;
 
   // One key against an inline limit spec ("gcra:rate=10/s,burst=5"): its table is made on
   // first use and shared by every later check with the same canonical spec (at most

@@ -30,6 +30,10 @@
 #include "sluice/rules/engine.hpp"
 #include "sluice/rules/rule_set.hpp"
 
+namespace sluice::backend::redis {
+class Store;
+}
+
 namespace sluice::server {
 
 class AdminServer {
@@ -60,6 +64,9 @@ class AdminServer {
   // Reloads the config file now, as SIGHUP does. Returns its errors (`file:line: problem`),
   // empty when the new rules are in force. Thread-safe.
   std::vector<std::string> reload();
+
+  // The admin loop's Redis store (checks of rules kept in Redis); null when none is configured.
+  const backend::redis::Store* redis_store() const;
 
  private:
   struct Impl;

@@ -7,9 +7,14 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/rules/engine.hpp"
 #include "sluice/rules/rule_set.hpp"
+
+namespace sluice::backend::redis {
+class Store;
+}
 
 namespace sluice::server {
 
@@ -49,6 +54,9 @@ class Gateway {
   // Prometheus text: open connections, responses by status class, upstream latency histogram
   // and failures. Thread-safe (the admin server calls it from its own thread).
   void write_metrics(std::string& out) const;
+
+  // Each loop's Redis store (empty when none is configured), for the Redis metrics.
+  std::vector<const backend::redis::Store*> redis_stores() const;
 
  private:
   struct Impl;

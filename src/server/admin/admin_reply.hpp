@@ -4,6 +4,7 @@
 
 #include <boost/json/value.hpp>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,9 @@ struct Reply {
   std::vector<std::pair<std::string, std::string>> headers;
   // Hold the reply this long before writing it (a delay rule's wait, GET /v1/check/{rule}).
   std::chrono::nanoseconds delay{0};
+  // Set when the answer needs I/O first (a rule kept in Redis): the session calls it on its
+  // loop and writes the Reply it is given instead of this one.
+  std::function<void(std::function<void(Reply)>)> later;
 };
 
 Reply json_reply(unsigned status, const boost::json::value& body);

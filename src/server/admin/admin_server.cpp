@@ -12,6 +12,7 @@
 #include "config_store.hpp"
 #include "config_watcher.hpp"
 #include "sluice/rules/config_loader.hpp"
+#include "sluice/rules/store_options.hpp"
 
 namespace sluice::server {
 
@@ -25,7 +26,13 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         listen(std::move(where)),
         store(std::make_shared<ConfigStore>(engine, std::move(path))),
         service(std::make_shared<AdminService>(store, std::move(writers))),
-        acceptor(asio::make_strand(io)) {}
+        acceptor(asio::make_strand(io)) {
+    // Checks of rules kept in Redis go through this loop's own store (io runs on one thread).
+    if (auto o = rules::store_options(engine.snapshot()->rules)) {
+      redis = std::make_unique<backend::redis::Store>(io, *o);
+      service->set_redis(redis.get());
+    }
+  }
 
   void accept() {
     acceptor.async_accept(
@@ -52,6 +59,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   rules::Endpoint listen;
   std::shared_ptr<ConfigStore> store;
   std::shared_ptr<AdminService> service;
+  std::unique_ptr<backend::redis::Store> redis;
   std::shared_ptr<ConfigWatcher> watcher;
   tcp::acceptor acceptor;
   tcp::endpoint bound;
@@ -65,7 +73,14 @@ AdminServer::AdminServer(asio::io_context& io, rules::Engine& engine, rules::End
     : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
                                    std::move(metrics_writers))) {}
 
-AdminServer::~AdminServer() { stop(); }
+AdminServer::~AdminServer() {
+  stop();
+  // The store's sockets belong to io, which may outlive handlers that keep Impl alive.
+  impl_->service->set_redis(nullptr);
+  impl_->redis.reset();
+}
+
+const backend::redis::Store* AdminServer::redis_store() const { return impl_->redis.get(); }
 
 void AdminServer::start() {
   const rules::Endpoint& where = impl_->listen;

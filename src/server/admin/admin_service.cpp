@@ -287,11 +287,12 @@ Reply AdminService::validate(const AdminRequest& request) {
 }
 
 Reply AdminService::check(const AdminRequest& request) {
-  return post_check(store_->engine(), request.body, core::SteadyClock::read());
+  return post_check(store_->engine(), redis_, request.body, core::SteadyClock::read());
 }
 
 Reply AdminService::check_rule(const AdminRequest& request) {
-  return get_check(store_->engine(), request.name, request.query, core::SteadyClock::read());
+  return get_check(store_->engine(), redis_, request.name, request.query,
+                   core::SteadyClock::read());
 }
 
 }  // namespace sluice::server

@@ -13,6 +13,10 @@
 
 #include "admin_reply.hpp"
 
+namespace sluice::backend::redis {
+class Store;
+}
+
 namespace sluice::server {
 
 class ConfigStore;
@@ -37,9 +41,13 @@ class AdminService {
   // Counts a reply sent, for sluice_admin_requests_total{code=...}.
   void count_reply(unsigned status);
 
+  // The admin loop's Redis store, for checks of rules kept in Redis (null: none configured).
+  void set_redis(backend::redis::Store* redis) { redis_ = redis; }
+
  private:
   std::shared_ptr<ConfigStore> store_;
   std::vector<MetricsWriter> metrics_writers_;
+  backend::redis::Store* redis_ = nullptr;
   Reply put(const AdminRequest& request);
   Reply erase(const AdminRequest& request);
   Reply counted(Reply reply);  // into changes_ok_ or changes_error_

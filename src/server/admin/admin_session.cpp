@@ -125,6 +125,15 @@ asio::awaitable<void> AdminSession::run() {
       reply = dispatch(*service_, request);
       keep_alive = req.keep_alive();
     }
+    if (reply.later) {
+      auto later = std::move(reply.later);
+      reply = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
+          [&later](auto handler) {
+            auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+            later([shared](Reply r) { std::move (*shared)(std::move(r)); });
+          },
+          asio::use_awaitable);
+    }
     service_->count_reply(reply.status);
     if (reply.delay.count() > 0) {
       asio::steady_timer hold(stream_.get_executor(), reply.delay);

@@ -5,6 +5,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -45,6 +47,31 @@ Outcome decide(rules::Engine& engine, const CheckInput& in, core::Nanos now) {
   return out;
 }
 
+// A rule kept in Redis: ask the store, complete the result, hand it on. Concurrency permits
+// go back at once (the check API has no request lifetime to hold them for).
+void resolve(rules::Engine& engine, backend::redis::Store* redis, Outcome outcome,
+             std::function<void(Outcome)> done) {
+  if (redis == nullptr) {
+    outcome.error = InputError{
+        "rule '" +
+            std::string(outcome.result.snapshot->compiled[outcome.result.rule_index]->rule.name) +
+            "' is kept in Redis, but this listener has no Redis store "
+            "(a redis url added after start takes a restart)",
+        "rule"};
+    done(std::move(outcome));
+    return;
+  }
+  backend::redis::Query query = *outcome.result.remote;
+  auto shared = std::make_shared<Outcome>(std::move(outcome));
+  redis->decide(std::move(query), [&engine, redis, shared,
+                                   done = std::move(done)](backend::redis::Answer answer) {
+    shared->result = engine.finish_check(std::move(shared->result), std::move(answer));
+    for (const auto& lease : shared->result.remote_leases) redis->release(lease);
+    shared->result.remote_leases.clear();
+    done(std::move(*shared));
+  });
+}
+
 bool dry_run_denied(const rules::CheckResult& r) { return r.dry_run && !r.decision.allowed; }
 
 // A dry-run rule never asks the caller to block: `allowed` is what to do, `dry_run_denied`
@@ -81,7 +108,8 @@ json::object error_json(const InputError& e) {
 
 Reply refuse(unsigned status, const InputError& e) { return error_reply(status, e.error, e.field); }
 
-Reply batch(rules::Engine& engine, const json::value& checks, core::Nanos now) {
+Reply batch(rules::Engine& engine, backend::redis::Store* redis, const json::value& checks,
+            core::Nanos now) {
   if (!checks.is_array()) {
     return error_reply(400, "'checks' must be an array of checks", "checks");
   }
@@ -94,6 +122,7 @@ Reply batch(rules::Engine& engine, const json::value& checks, core::Nanos now) {
   }
   json::array results;
   results.reserve(items.size());
+  std::vector<std::pair<std::size_t, Outcome>> remote;  // answered by Redis, in the reply later
   for (const json::value& item : items) {
     if (!item.is_object()) {
       results.push_back(error_json({"each check must be a JSON object", "checks"}));
@@ -104,17 +133,62 @@ Reply batch(rules::Engine& engine, const json::value& checks, core::Nanos now) {
       results.push_back(error_json(*parsed.error));
       continue;
     }
-    const Outcome outcome = decide(engine, parsed.input, now);
+    Outcome outcome = decide(engine, parsed.input, now);
+    if (!outcome.error && outcome.result.remote) {
+      remote.emplace_back(results.size(), std::move(outcome));
+      results.push_back(nullptr);
+      continue;
+    }
     results.push_back(outcome.error ? error_json(*outcome.error) : decision_json(outcome.result));
   }
-  json::object body;
-  body["results"] = std::move(results);
-  return json_reply(200, body);
+  if (remote.empty()) {
+    json::object body;
+    body["results"] = std::move(results);
+    return json_reply(200, body);
+  }
+  // The Redis checks go out together (one loop turn, batched by the store); the reply is
+  // written when the last one is back.
+  Reply reply;
+  // std::function wants a copyable callable; the outcomes (with their leases) are move-only.
+  auto pending = std::make_shared<std::vector<std::pair<std::size_t, Outcome>>>(std::move(remote));
+  reply.later = [&engine, redis, results = std::move(results),
+                 pending](std::function<void(Reply)> done) mutable {
+    struct Gather {
+      json::array results;
+      std::size_t left;
+      std::function<void(Reply)> done;
+    };
+    auto g = std::make_shared<Gather>(Gather{std::move(results), pending->size(), std::move(done)});
+    for (auto& [index, outcome] : *pending) {
+      resolve(engine, redis, std::move(outcome), [g, index = index](Outcome o) {
+        g->results[index] = o.error ? error_json(*o.error) : decision_json(o.result);
+        if (--g->left > 0) return;
+        json::object body;
+        body["results"] = std::move(g->results);
+        g->done(json_reply(200, body));
+      });
+    }
+  };
+  return reply;
+}
+
+// A reply that needs Redis first: `finish` builds it from the completed outcome.
+Reply after_redis(rules::Engine& engine, backend::redis::Store* redis, Outcome outcome,
+                  std::function<Reply(Outcome&)> finish) {
+  Reply reply;
+  auto held = std::make_shared<Outcome>(std::move(outcome));  // move-only, see batch()
+  reply.later = [&engine, redis, held,
+                 finish = std::move(finish)](std::function<void(Reply)> done) mutable {
+    resolve(engine, redis, std::move(*held),
+            [finish = std::move(finish), done = std::move(done)](Outcome o) { done(finish(o)); });
+  };
+  return reply;
 }
 
 }  // namespace
 
-Reply post_check(rules::Engine& engine, std::string_view body, core::Nanos now) {
+Reply post_check(rules::Engine& engine, backend::redis::Store* redis, std::string_view body,
+                 core::Nanos now) {
   boost::system::error_code ec;
   const json::value doc = json::parse(body, ec);
   if (ec) return error_reply(400, "the body is not JSON: " + ec.message(), "body");
@@ -127,28 +201,41 @@ Reply post_check(rules::Engine& engine, std::string_view body, core::Nanos now) 
     if (object.size() != 1) {
       return error_reply(400, "a batch has only 'checks'; put each check's fields in it", "checks");
     }
-    return batch(engine, *checks, now);
+    return batch(engine, redis, *checks, now);
   }
   const ParsedCheck parsed = parse_check(object);
   if (parsed.error) return refuse(400, *parsed.error);
+  auto finish = [](Outcome& outcome) {
+    if (outcome.error) return refuse(400, *outcome.error);
+    Reply reply = json_reply(200, decision_json(outcome.result));
+    add_headers(reply, outcome.result);
+    return reply;
+  };
   Outcome outcome = decide(engine, parsed.input, now);
-  if (outcome.error) return refuse(400, *outcome.error);
-  Reply reply = json_reply(200, decision_json(outcome.result));
-  add_headers(reply, outcome.result);
-  return reply;
+  if (!outcome.error && outcome.result.remote) {
+    return after_redis(engine, redis, std::move(outcome), finish);
+  }
+  return finish(outcome);
 }
 
-Reply get_check(rules::Engine& engine, std::string rule, std::string_view query, core::Nanos now) {
+Reply get_check(rules::Engine& engine, backend::redis::Store* redis, std::string rule,
+                std::string_view query, core::Nanos now) {
   const ParsedCheck parsed = parse_check_query(std::move(rule), query);
   if (parsed.error) return refuse(400, *parsed.error);
+  auto finish = [](Outcome& outcome) {
+    if (outcome.error) return refuse(outcome.error->field == "rule" ? 404 : 400, *outcome.error);
+    rules::CheckResult& r = outcome.result;
+    const bool allowed = r.decision.allowed || r.dry_run;
+    Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(r));
+    if (allowed) reply.delay = std::chrono::nanoseconds(r.decision.delay);
+    add_headers(reply, r);
+    return reply;
+  };
   Outcome outcome = decide(engine, parsed.input, now);
-  if (outcome.error) return refuse(outcome.error->field == "rule" ? 404 : 400, *outcome.error);
-  rules::CheckResult& r = outcome.result;
-  const bool allowed = r.decision.allowed || r.dry_run;
-  Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(r));
-  if (allowed) reply.delay = std::chrono::nanoseconds(r.decision.delay);
-  add_headers(reply, r);
-  return reply;
+  if (!outcome.error && outcome.result.remote) {
+    return after_redis(engine, redis, std::move(outcome), finish);
+  }
+  return finish(outcome);
 }
 
 }  // namespace sluice::server

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "admin_reply.hpp"
+#include "sluice/backend/redis/store.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/rules/engine.hpp"
 
@@ -23,8 +24,12 @@ namespace sluice::server {
 // Set on a 204 from a dry-run rule that would have denied the request.
 inline constexpr std::string_view kDryRunDeniedHeader = "Sluice-Dry-Run-Denied";
 
-Reply post_check(rules::Engine& engine, std::string_view body, core::Nanos now);
+// `redis`: the admin loop's store, for rules kept in Redis (null when none is configured);
+// their replies come through Reply::later.
+Reply post_check(rules::Engine& engine, backend::redis::Store* redis, std::string_view body,
+                 core::Nanos now);
 
-Reply get_check(rules::Engine& engine, std::string rule, std::string_view query, core::Nanos now);
+Reply get_check(rules::Engine& engine, backend::redis::Store* redis, std::string rule,
+                std::string_view query, core::Nanos now);
 
 }  // namespace sluice::server

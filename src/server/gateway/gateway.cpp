@@ -109,11 +109,14 @@ void Gateway::write_metrics(std::string& out) const {
   loops.reserve(impl_->workers.size());
   for (const auto& w : impl_->workers) loops.push_back(&w->stats());
   gateway::write_gateway_metrics(out, loops);
+}
+
+std::vector<const backend::redis::Store*> Gateway::redis_stores() const {
   std::vector<const backend::redis::Store*> stores;
   for (const auto& w : impl_->workers) {
     if (w->redis() != nullptr) stores.push_back(w->redis());
   }
-  backend::redis::write_store_metrics(out, stores);
+  return stores;
 }
 
 }  // namespace sluice::server

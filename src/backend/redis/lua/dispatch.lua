@@ -58,6 +58,18 @@ end
 -- a replay never loses a state to real time passing while it runs.
 local MIN_VIRTUAL_TTL_MS = 3600 * 1000
 
+-- Redis turns a Lua number into an integer with a C cast: 2^63 and beyond would wrap. The
+-- largest double below 2^63 is what the C++ codec reads as "forever".
+local SATURATED = 9223372036854774784
+local function reply_int(x)
+  if x >= SATURATED then return SATURATED end
+  return x
+end
+
+-- A state the algorithm never calls idle (SmoothBursty refills to its maximum and stays
+-- there) would live forever: Redis keeps it at most a week, after which the key starts afresh.
+local MAX_TTL_MS = 7 * 24 * 3600 * 1000
+
 local states = {}   -- key index -> state, or false for a key not stored
 local owner = {}    -- key index -> limit written with
 local out = {}
@@ -133,13 +145,13 @@ while i <= n_args do
     local d = st.d
     local n = #out
     out[n + 1] = d.allowed and 1 or 0
-    out[n + 2] = d.delay
-    out[n + 3] = d.remaining
-    out[n + 4] = d.retry_after
-    out[n + 5] = d.reset_after
-    out[n + 6] = d.limit
+    out[n + 2] = reply_int(d.delay)
+    out[n + 3] = reply_int(d.remaining)
+    out[n + 4] = reply_int(d.retry_after)
+    out[n + 5] = reply_int(d.reset_after)
+    out[n + 6] = reply_int(d.limit)
     out[n + 7] = d.overflow and 1 or 0
-    out[n + 8] = st.extra
+    out[n + 8] = reply_int(st.extra)
   end
 end
 
@@ -148,6 +160,7 @@ for ki, L in pairs(owner) do
   -- The TTL is measured from the last request's instant, in the state's own frame.
   local ttl_ms = math.ceil(L.alg.ttl(L.p, s, now + (T.now_sec - frames[ki]) * NS_PER_SEC) / 1000000)
   if virtual and ttl_ms < MIN_VIRTUAL_TTL_MS then ttl_ms = MIN_VIRTUAL_TTL_MS end
+  if ttl_ms > MAX_TTL_MS then ttl_ms = MAX_TTL_MS end
   if ttl_ms < 1 then ttl_ms = 1 end
   redis.call('SET', KEYS[ki], num(frames[ki]) .. ' ' .. join(L.alg.encode(L.p, s)), 'PX', ttl_ms)
 end

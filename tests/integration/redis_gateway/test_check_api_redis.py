@@ -1,0 +1,64 @@
+"""The HTTP decision service on rules kept in Redis: GET /v1/check/{rule} (nginx
+auth_request's call) and POST /v1/check, single and batched, share the Redis state with the
+gateway, and follow the rule's failure policy when Redis is gone."""
+import requests
+
+CONFIG = """\
+listen: 127.0.0.1:{gateway}
+admin: 127.0.0.1:{admin}
+workers: 1
+write_back: false
+redis:
+  url: {redis}
+  timeout: 50ms
+routes:
+  - name: api
+    match: {{path_prefix: /}}
+    respond: {{status: 200, body: "ok\\n"}}
+    rules: [per-user]
+rules:
+  per-user:
+    limit: gcra:rate=1/m,burst=2
+    key: header:X-User
+    storage: redis
+    on_failure: fail-closed
+"""
+
+
+def check(g, key):
+    return requests.get(f"{g.admin}/v1/check/per-user", params={"key": key}, timeout=5)
+
+
+def test_get_check_counts_against_the_same_redis_state_as_the_gateway(redis_server, gateways):
+    rs = redis_server()
+    g = gateways(CONFIG, rs.url)
+    # burst=2 -> 3 at once per minute (limit = burst + 1), whoever asks.
+    assert requests.get(g.url + "/", headers={"X-User": "alice"}, timeout=5).status_code == 200
+    assert check(g, "alice").status_code == 204
+    assert requests.get(g.url + "/", headers={"X-User": "alice"}, timeout=5).status_code == 200
+    denied = check(g, "alice")
+    assert denied.status_code == 429
+    assert int(denied.headers["Retry-After"]) > 0
+    assert check(g, "bob").status_code == 204
+
+
+def test_a_batch_decides_its_redis_checks_in_order(redis_server, gateways):
+    rs = redis_server()
+    g = gateways(CONFIG, rs.url)
+    body = {"checks": [{"rule": "per-user", "key": "carol"} for _ in range(4)]
+            + [{"rule": "nope", "key": "x"}]}
+    results = requests.post(g.admin + "/v1/check", json=body, timeout=5).json()["results"]
+    assert [r.get("allowed") for r in results[:4]] == [True, True, True, False]
+    assert [r.get("remaining") for r in results[:3]] == [2, 1, 0]
+    assert results[4] == {"error": "unknown rule 'nope'", "field": "rule"}
+
+
+def test_without_redis_a_check_follows_the_failure_policy_at_once(redis_server, gateways):
+    rs = redis_server()
+    g = gateways(CONFIG, rs.url)
+    assert check(g, "dave").status_code == 204
+    rs.kill()
+    r = check(g, "dave")
+    assert r.status_code == 429  # fail-closed
+    assert r.elapsed.total_seconds() < 1.0
+    assert g.metric("sluice_redis_answers_total", source="fail_closed") >= 1
