@@ -52,7 +52,8 @@ core::Expected<std::vector<core::Decision>> ReplayStore::decide(
   std::string error;
   std::size_t outstanding = groups.size();
   for (const auto& [slot, indexes] : groups) {
-    ScriptBatch batch(ScriptTime{});
+    // Virtual time: the script keeps states at least an hour (the trace's clock is not Redis's).
+    ScriptBatch batch(ScriptTime{false, block[indexes.front()].now});
     std::vector<int> limit_ids;
     for (const auto& l : limits_) limit_ids.push_back(batch.add_limit(l));
     for (std::size_t i : indexes) {

@@ -89,6 +89,7 @@ end
 while i <= n_args do
   local kind = ARGV[i]
   if ARGV[i + 1] ~= '' then
+    virtual = true  -- an instant of the caller's own clock: never a TTL shorter than the floor
     T.now_sec = tonumber(ARGV[i + 1])
     T.now_ns = tonumber(ARGV[i + 2])
     now = T.now_ns
