@@ -155,12 +155,3 @@ class StreamedReplay:
             self.proc.kill()
             self.proc.wait()
 
-
-# Known disagreements, marked where they show (pytest.mark.xfail, strict=False) until fixed.
-STATES_EXPIRE_IN_REAL_TIME = (
-    "replay states expire in real time: ReplayStore (src/backend/redis/replay_store.cpp) "
-    "builds ScriptBatch(ScriptTime{}), i.e. redis_time, so dispatch.lua sees ARGV[2] == '' "
-    "and never applies MIN_VIRTUAL_TTL_MS; a state is SET with the module's TTL against "
-    "Redis's clock (PX 57 ms for token-bucket:rate=10/s,burst=20 after one request) and a "
-    "slow replay finds it gone (a fresh state: remaining one higher, or allowed where local "
-    "denies)")

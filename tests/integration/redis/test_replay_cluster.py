@@ -12,9 +12,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay_support import (STATES_EXPIRE_IN_REAL_TIME, StreamedReplay, compare,  # noqa: E402
-                            compare_all, family, first_differences, long_trace, manifest,
-                            replay)
+from replay_support import (StreamedReplay, compare, compare_all, family,  # noqa: E402
+                            first_differences, long_trace, manifest, replay)
 from integration_support import free_port  # noqa: E402  (on the path now)
 
 
@@ -98,8 +97,6 @@ def asking_calls(node):
     return node.client().info("commandstats").get("cmdstat_asking", {}).get("calls", 0)
 
 
-@pytest.mark.xfail(strict=False, reason=STATES_EXPIRE_IN_REAL_TIME + " (the replay waits "
-                   "out TRYAGAIN while a slot is split, so its states outlive their TTL)")
 def test_resharding_a_busy_slot_under_traffic_changes_no_decision(redis_cluster, tmp_path):
     trace = long_trace(lines=50_000, keys=300, seed=50_000, day_gaps=0, hot=8)
     cluster = redis_cluster

@@ -14,9 +14,9 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay_support import (STATES_EXPIRE_IN_REAL_TIME, StreamedReplay, compare,  # noqa: E402
-                            compare_all, compare_all_by_name, family, first_differences,
-                            long_trace, manifest, replay)
+from replay_support import (StreamedReplay, compare, compare_all,  # noqa: E402
+                            compare_all_by_name, family, first_differences, long_trace,
+                            manifest, replay)
 from integration_support import free_port, wait_until  # noqa: E402  (on the path now)
 
 ENTRIES = manifest()
@@ -119,7 +119,6 @@ def long_trace_results(redis_server, tmp_path_factory):
     return failures
 
 
-@pytest.mark.xfail(strict=False, reason=STATES_EXPIRE_IN_REAL_TIME)
 @pytest.mark.parametrize("name", sorted(LONG_SPECS))
 def test_long_many_key_trace_with_gaps_of_days_decides_through_redis_as_locally(
         long_trace_results, name):
@@ -271,7 +270,6 @@ def test_replay_through_a_restarted_redis_decides_as_locally(own_redis_server):
     assert failure is None, failure
 
 
-@pytest.mark.xfail(strict=False, reason=STATES_EXPIRE_IN_REAL_TIME)
 def test_a_state_outlives_a_real_pause_between_two_requests_of_its_key(own_redis_server, tmp_path):
     # Virtual time is not Redis's: a key's state must not expire because the replay is slow in
     # real time. Key "a" empties its bucket at t=0 and is asked again 1 ms later in virtual
