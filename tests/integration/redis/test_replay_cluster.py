@@ -76,10 +76,6 @@ def test_one_seed_finds_the_whole_cluster(redis_cluster):
     assert failure is None, failure
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "the client sends the first script call to the first seed before any topology is known "
-    "and fails it on 'Connection refused' instead of trying the next seed "
-    "(src/backend/redis/client/client_core.cpp pick_node/schedule_refresh)"))
 def test_a_dead_first_seed_is_passed_over_for_a_live_one(redis_cluster):
     seeds = f"127.0.0.1:{free_port()},127.0.0.1:{redis_cluster.nodes[2].port}"
     failure = compare(["--limit", "gcra:rate=10/s,burst=5"], MULTIKEY,

@@ -248,6 +248,15 @@ void ClientCore::on_reply(Connection& from, RequestPtr request, Reply reply) {
 }
 
 void ClientCore::on_failure(Connection&, RequestPtr request, Failure failure) {
+  // Before the slot map knows the slot's owner, the node was only a guess (the first seed):
+  // one that refuses is passed over for the next seed rather than failing the command.
+  if (cluster_ && !closed_ && !request->internal && failure.kind == Failure::Kind::kConnection &&
+      (!request->routed || slots_.owner(request->slot) == kNoNode) &&
+      request->redirects < kMaxRedirects && now() < request->deadline) {
+    ++request->redirects;
+    dispatch(std::move(request), true);
+    return;
+  }
   finish(std::move(request), std::move(failure), false);
 }
 

@@ -5,7 +5,7 @@
 -- lives if never released. State: the next lease id, then per live lease its id, cost and
 -- expiry (frame-relative ns). Each lease holds at least one permit, so there are at most
 -- `limit` of them.
-do
+LAZY['concurrency'] = function()
   -- Leases longer than this expire at it (104 days): their expiry must stay an exact integer.
   local LEASE_CAP = EXACT - 2 * NS_PER_SEC
 

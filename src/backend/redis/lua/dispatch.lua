@@ -46,6 +46,7 @@ for l = 1, n_limits do
   local name = ARGV[i]
   local n = tonumber(ARGV[i + 1])
   i = i + 2
+  if ALG[name] == nil and LAZY[name] ~= nil then LAZY[name]() end
   local alg = ALG[name]
   if alg == nil then return redis.error_reply('ERR sluice script: no algorithm ' .. tostring(name)) end
   local a = {}

@@ -3,51 +3,53 @@
 --
 -- Params (C++ field order): limit, window_ns. State: the window's start (ns, frame-relative)
 -- and its count; the start is stored instead of the index so it shifts with the frame.
-ALG['fixed-window'] = {
-  params = function(a) return { limit = a[1], window = a[2] } end,
+LAZY['fixed-window'] = function()
+  ALG['fixed-window'] = {
+    params = function(a) return { limit = a[1], window = a[2] } end,
 
-  start = function(p, now)
-    local phase = now_phase(p.window)
-    return { start = now - (phase or 0), count = 0 }
-  end,
+    start = function(p, now)
+      local phase = now_phase(p.window)
+      return { start = now - (phase or 0), count = 0 }
+    end,
 
-  decide = function(p, s, now, cost, max_wait)
+    decide = function(p, s, now, cost, max_wait)
+      local phase = now_phase(p.window)
+      if phase == nil then return overflowed(), s, false end
+      local start = now - phase
+      local count = 0
+      if s.start == start then count = s.count end
+      local reset = p.window - phase
+      if cost <= p.limit - count then
+        local after = count + cost
+        return decision(true, 0, p.limit - after, 0, reset, p.limit), { start = start, count = after }, false
+      end
+      local retry = reset
+      if cost > p.limit then retry = NEVER end
+      return denied(retry, p.limit - count, reset, p.limit), s, false
+    end,
+
+    encode = function(p, s) return { s.start, s.count } end,
+    decode = function(p, f, shift_sec) return { start = f[1] + shift_sec * NS_PER_SEC, count = f[2] } end,
+
+    -- The count matters until its window ends.
+    ttl = function(p, s, now) return s.start + p.window - now end,
+  }
+
+  -- Leasing: as many permits as a reject-mode decide would allow now (the window's room),
+  -- charged at once; none leaves the state as it was.
+  ALG['fixed-window'].take = function(p, s, now, want)
+    local fw = ALG['fixed-window']
     local phase = now_phase(p.window)
-    if phase == nil then return overflowed(), s, false end
-    local start = now - phase
+    if phase == nil then return 0, overflowed(), s end
     local count = 0
-    if s.start == start then count = s.count end
-    local reset = p.window - phase
-    if cost <= p.limit - count then
-      local after = count + cost
-      return decision(true, 0, p.limit - after, 0, reset, p.limit), { start = start, count = after }, false
+    if s.start == now - phase then count = s.count end
+    local g = p.limit - count
+    if g > want then g = want end
+    if g > 0 then
+      local d, next_state = fw.decide(p, s, now, g, 0)
+      return g, d, next_state
     end
-    local retry = reset
-    if cost > p.limit then retry = NEVER end
-    return denied(retry, p.limit - count, reset, p.limit), s, false
-  end,
-
-  encode = function(p, s) return { s.start, s.count } end,
-  decode = function(p, f, shift_sec) return { start = f[1] + shift_sec * NS_PER_SEC, count = f[2] } end,
-
-  -- The count matters until its window ends.
-  ttl = function(p, s, now) return s.start + p.window - now end,
-}
-
--- Leasing: as many permits as a reject-mode decide would allow now (the window's room),
--- charged at once; none leaves the state as it was.
-ALG['fixed-window'].take = function(p, s, now, want)
-  local fw = ALG['fixed-window']
-  local phase = now_phase(p.window)
-  if phase == nil then return 0, overflowed(), s end
-  local count = 0
-  if s.start == now - phase then count = s.count end
-  local g = p.limit - count
-  if g > want then g = want end
-  if g > 0 then
-    local d, next_state = fw.decide(p, s, now, g, 0)
-    return g, d, next_state
+    local d = fw.decide(p, s, now, 1, 0)
+    return 0, d, s
   end
-  local d = fw.decide(p, s, now, 1, 0)
-  return 0, d, s
 end

@@ -6,7 +6,7 @@
 -- C++ refuses (overflow) a TAT beyond int64's absolute time line; so does this module, and it
 -- also refuses where a value would leave the script's exact 2^53 (a TAT over 104 days ahead, a
 -- tolerance beyond 2^53 ns), rather than decide on a rounded number.
-do
+LAZY['gcra'] = function()
   -- INT64_MAX as whole seconds and the nanosecond rest: the absolute time line's end.
   local END_SEC = 9223372036
   local END_NS = 854775807

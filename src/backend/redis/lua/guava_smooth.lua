@@ -20,7 +20,7 @@
 -- is overflow as in the core; retry/reset saturate at the largest double below 2^63 (the
 -- core: INT64_MAX).
 local SMOOTH = {}
-do
+local function load_smooth()
   local TWO63 = 9223372036854775808
   local CAP_NS = 9223372036854774784 -- the largest double below 2^63: Redis casts to int64
   local MAX_US = 9223372036854775 -- INT64_MAX / 1000: a larger us * 1000 leaves int64

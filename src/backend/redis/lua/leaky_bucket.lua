@@ -8,7 +8,7 @@
 -- absolute ns to ms; the frame starts on a whole second, so cutting the frame-relative time
 -- the same way (toward zero of the absolute value) gives the same ms, shifted by whole
 -- seconds' worth.
-do
+LAZY['leaky-bucket'] = function()
   local FRESH = -1
   local NO_DELAY = -1
   local FOREVER_MS = 9223372036854 -- kForever / kNanosPerMilli

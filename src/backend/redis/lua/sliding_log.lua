@@ -11,7 +11,7 @@
 -- a decision reads is then within (now - window, now]. Older entries loaded after a long
 -- gap may be rounded, but rounding keeps them below now - window, i.e. expired, and an
 -- expired entry's time only feeds answers for requests that are allowed anyway.
-do
+LAZY['sliding-log'] = function()
   local MAX_WINDOW = EXACT - NS_PER_SEC
 
   local M = {}

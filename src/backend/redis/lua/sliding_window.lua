@@ -11,7 +11,7 @@
 --   prev*left + (curr+cost)*w <= limit*w   <=>  ceil(prev*left/w) <= limit - curr - cost
 --   (limit*w - total) / w                  ==   limit - curr - cost - ceil(prev*left/w)
 -- Limits and windows from 2^52 up (52 days of nanoseconds) are refused as overflow.
-do
+LAZY['sliding-window'] = function()
   local LIMIT = EXACT / 2
 
   -- floor(a*b/c) and (a*b) mod c for integers 0 <= a, b and 0 < c < 2^52, exactly; nil when

@@ -4,7 +4,7 @@
 -- Params (C++ field order): rate.count, rate.period_ns, warmup_ns, cold_factor,
 -- warmup_micros, permits_per_second, stable_interval_micros, threshold_permits, max_permits,
 -- slope (the doubles as make() computed them, sent %.17g).
-do
+LAZY['smooth-warmup'] = function() load_smooth()
   local java_d2l = SMOOTH.java_d2l
 
   -- Guava's shape, in microseconds: below thresholdPermits a stored permit costs the stable

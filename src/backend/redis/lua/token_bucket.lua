@@ -7,7 +7,7 @@
 -- the frame plus nanoseconds within that second. Splitting `last` keeps now - last exact
 -- after idle gaps beyond 2^53 ns (104 days), where a single frame-relative number would round;
 -- go_seconds converts whole seconds and the nanosecond rest separately anyway.
-do
+LAZY['token-bucket'] = function()
   -- Go's float -> Duration conversion saturates (refmath::go_duration, java_d2l); 2^63 stands
   -- for INT64_MAX here. Redis cannot reply 2^63, so a saturated duration leaves the script as
   -- the largest double below it, which the codec reads as "saturated" (kForever).

@@ -15,7 +15,7 @@
 --             takes the exact pair (seconds, units) path. The ms clock is refused beyond
 --             2^53 ms (285,000 years), where int64 nanoseconds end anyway.
 -- A retry_after beyond 2^53 ns is answered as the double at or below the exact value.
-do
+LAZY['queue'] = function()
   local TWO63 = 9223372036854775808
   local CAP_NS = 9223372036854774784 -- the largest double below 2^63: Redis casts to int64
   local FAR = EXACT / 2
