@@ -46,9 +46,16 @@ end
 
 -- The absolute time's (now_sec * 1e9 + now_ns) remainder modulo `w` ns: where now falls in a
 -- window aligned to multiples of `w` from t=0. nil when w is too large for exact arithmetic.
+-- A batch decides many requests at one instant: the last phase is kept (mulmod is a loop).
+local phase_memo = { sec = nil, ns = nil, w = nil, phase = nil }
 local function now_phase(w)
   if w >= EXACT / 2 then return nil end
-  return (mulmod(T.now_sec % w, NS_PER_SEC, w) + T.now_ns) % w
+  local m = phase_memo
+  if m.sec ~= T.now_sec or m.ns ~= T.now_ns or m.w ~= w then
+    m.sec, m.ns, m.w = T.now_sec, T.now_ns, w
+    m.phase = (mulmod(T.now_sec % w, NS_PER_SEC, w) + T.now_ns) % w
+  end
+  return m.phase
 end
 
 -- Fields of a stored state string: space-separated numbers.
