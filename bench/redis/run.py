@@ -253,6 +253,18 @@ def main():
         print(f"CPU is user + system time from /proc/PID/stat over the run, per request served. "
               f"Redis failures during the gateway runs: {failures:.0f}; lease takes: "
               f"{takes:.0f}.")
+        # The backend without HTTP in front: one loop's store against the same redis-server.
+        store_bench = os.path.join(opts.build, "bench", "sluice_redis_store_bench")
+        if os.path.exists(store_bench):
+            print()
+            print("Without HTTP (bench/redis/store_bench.cpp, one event loop, 256 decisions in "
+                  "flight over 1000 keys, 3 s per mode; the baseline is the same client sending "
+                  "one EVALSHA of bench/decision/token_bucket.lua per decision, pipelined):")
+            print()
+            sys.stdout.flush()
+            subprocess.run([store_bench, "--port", str(redis_port), "--script",
+                            os.path.join(DECISION, "token_bucket.lua"), "--seconds", "3"],
+                           check=True)
     finally:
         for p in reversed(procs):
             decision.stop(p)

@@ -33,6 +33,7 @@ struct Args {
   int inflight = 256;
   int keys = 1000;
   std::string only;  // baseline | exact | leased: run one mode (for profiling)
+  int batch = 0;     // requests per script call (0: the store's default)
 };
 
 struct Result {
@@ -72,6 +73,7 @@ Result store_mode(const Args& a, std::int64_t lease) {
   redis::StoreOptions o;
   o.client.url = *redis::parse_store_url("redis://127.0.0.1:" + std::to_string(a.port));
   o.client.timeout = 2 * core::kNanosPerSecond;
+  if (a.batch > 0) o.max_batch = static_cast<std::size_t>(a.batch);
   redis::Store store(io, o);
   redis::RemoteLimitOptions lo;
   lo.lease = lease;
@@ -134,6 +136,8 @@ int main(int argc, char** argv) {
       a.keys = std::stoi(v);
     else if (k == "--only")
       a.only = v;
+    else if (k == "--batch")
+      a.batch = std::stoi(v);
     else {
       std::fprintf(stderr, "store_bench: unknown argument %s\n", k.c_str());
       return 2;

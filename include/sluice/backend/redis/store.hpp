@@ -23,7 +23,9 @@ namespace sluice::backend::redis {
 struct StoreOptions {
   ClientOptions client;
   Breaker::Options breaker;
-  std::size_t max_batch = 256;  // requests per EVALSHA
+  // Requests per EVALSHA. Smaller batches let Redis run one while the loop prepares the next
+  // (store_bench: 64 gave 1.24x the decisions/s of 256 on one loop).
+  std::size_t max_batch = 64;
 };
 
 // One per event loop; not thread-safe. Callbacks run on the loop, exactly once, never inside
