@@ -168,6 +168,16 @@ void ScriptBatch::add_request(RequestKind kind, std::int64_t cost, core::Nanos m
   per_request_.push_back(static_cast<int>(refs.size()));
 }
 
+std::vector<std::string> ScriptBatch::take_args() {
+  std::vector<std::string> out;
+  out.reserve(head_.size() + 1 + limits_.size() + requests_.size());
+  for (auto& a : head_) out.push_back(std::move(a));
+  out.push_back(std::to_string(limit_count_));
+  for (auto& a : limits_) out.push_back(std::move(a));
+  for (auto& a : requests_) out.push_back(std::move(a));
+  return out;
+}
+
 std::vector<std::string> ScriptBatch::args() const {
   std::vector<std::string> out;
   out.reserve(head_.size() + 1 + limits_.size() + requests_.size());

@@ -106,6 +106,18 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
     decide_leased(job);
     return;
   }
+  if (items.size() == 1) {  // the common case: one rule kept in Redis
+    Part part;
+    part.job = job;
+    part.items = {0};
+    part.cost = job->query.cost;
+    part.max_wait = items[0].max_wait;
+    part.slot = options_.client.url.cluster ? key_slot(items[0].limit->state_key(items[0].key)) : 0;
+    job->parts_left = 1;
+    pending_.push_back(std::move(part));
+    schedule_flush();
+    return;
+  }
   // Items that share a slot and a max-wait go as one script request (decided all-or-none);
   // items in different cluster slots cannot share a script and are decided separately.
   std::map<std::pair<std::uint16_t, core::Nanos>, std::vector<int>> groups;
@@ -140,15 +152,21 @@ void Store::release(const RemoteLease& lease) {
 void Store::flush() {
   std::vector<Part> parts = std::move(pending_);
   pending_.clear();
-  std::map<std::uint16_t, std::vector<Part>> by_slot;
-  for (auto& p : parts) by_slot[p.slot].push_back(std::move(p));
-  for (auto& [slot, list] : by_slot) {
+  // Calls of at most max_batch requests, each to one slot's node.
+  auto in_batches = [this](std::vector<Part>& list) {
     for (std::size_t at = 0; at < list.size(); at += options_.max_batch) {
       const std::size_t end = std::min(list.size(), at + options_.max_batch);
       send(std::vector<Part>(std::make_move_iterator(list.begin() + static_cast<long>(at)),
                              std::make_move_iterator(list.begin() + static_cast<long>(end))));
     }
+  };
+  if (!options_.client.url.cluster) {  // one node: no slots to group by
+    in_batches(parts);
+    return;
   }
+  std::map<std::uint16_t, std::vector<Part>> by_slot;
+  for (auto& p : parts) by_slot[p.slot].push_back(std::move(p));
+  for (auto& [slot, list] : by_slot) in_batches(list);
 }
 
 void Store::send(std::vector<Part> parts) {
@@ -184,11 +202,11 @@ void Store::send(std::vector<Part> parts) {
   }
   stats_.scripts.fetch_add(1, std::memory_order_relaxed);
   stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
-  auto keys = batch.keys();
+  auto shape = batch.limits_per_request();
   client_.eval(
-      script_, std::move(keys), batch.args(),
+      script_, batch.take_keys(), batch.take_args(),
       [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-       shape = batch.limits_per_request()](Outcome outcome) {
+       shape = std::move(shape)](Outcome outcome) {
         if (alive.expired()) return;
         const core::Nanos at = core::SteadyClock::read();
         const auto* failure = std::get_if<Failure>(&outcome);

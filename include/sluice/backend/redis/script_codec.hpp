@@ -65,6 +65,9 @@ class ScriptBatch {
   const std::vector<std::string>& keys() const { return keys_; }
   // The whole ARGV (limit definitions first, then the requests).
   std::vector<std::string> args() const;
+  // The same, and the keys, moved out: the batch is spent (the store's path, no copies).
+  std::vector<std::string> take_args();
+  std::vector<std::string> take_keys() { return std::move(keys_); }
 
  private:
   std::vector<std::string> head_;    // protocol, time
