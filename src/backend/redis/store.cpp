@@ -330,6 +330,11 @@ void Store::fail_part(const Part& p, core::Nanos now) {
 
 core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                                  Source& source) {
+  return decide_on_failure(item, cost, now, options_.breaker.open_for, source);
+}
+
+core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
+                                 core::Nanos retry_after, Source& source) {
   const auto mark = [&](Source s) {
     if (source == Source::kRedis || source == Source::kLease) source = s;
   };
@@ -339,7 +344,7 @@ core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core:
       return core::Decision{true, 0, -1, 0, 0, -1};
     case FailurePolicy::kClosed:
       mark(Source::kFailClosed);
-      return core::denied(options_.breaker.open_for, 0, 0, -1);
+      return core::denied(retry_after, 0, 0, -1);
     case FailurePolicy::kLocal: {
       mark(Source::kLocal);
       const std::string_view key = item.key;
@@ -349,6 +354,18 @@ core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core:
     }
   }
   return core::Decision{true};
+}
+
+Answer answer_without_store(const Query& query, core::Nanos now) {
+  local::AllMustPass fold;
+  Answer answer;
+  for (const auto& item : query.items) {
+    answer.each.push_back(
+        decide_on_failure(item, query.cost, now, core::kNanosPerSecond, answer.source));
+    fold.add(answer.each.back());
+  }
+  answer.combined = fold.result();
+  return answer;
 }
 
 void Store::note_breaker() {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "check_input.hpp"
+#include "sluice/core/clock.hpp"
 
 namespace sluice::server {
 namespace {
@@ -52,12 +53,10 @@ Outcome decide(rules::Engine& engine, const CheckInput& in, core::Nanos now) {
 void resolve(rules::Engine& engine, backend::redis::Store* redis, Outcome outcome,
              std::function<void(Outcome)> done) {
   if (redis == nullptr) {
-    outcome.error = InputError{
-        "rule '" +
-            std::string(outcome.result.snapshot->compiled[outcome.result.rule_index]->rule.name) +
-            "' is kept in Redis, but this listener has no Redis store "
-            "(a redis url added after start takes a restart)",
-        "rule"};
+    // No store on this loop (a redis url added after start): the rule's failure policy.
+    auto answer =
+        backend::redis::answer_without_store(*outcome.result.remote, core::SteadyClock::read());
+    outcome.result = engine.finish_check(std::move(outcome.result), std::move(answer));
     done(std::move(outcome));
     return;
   }

@@ -174,6 +174,8 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     if (backend::redis::Store* store = worker_.redis()) {
       answer = co_await backend::redis::async_decide(*store, *verdict.remote,
                                                      boost::asio::use_awaitable_t<Executor>{});
+    } else {
+      answer = backend::redis::answer_without_store(*verdict.remote, now);
     }
     verdict = worker_.engine().finish(std::move(verdict), std::move(answer));
   }

@@ -82,6 +82,15 @@ class Store {
   std::shared_ptr<bool> alive_;
 };
 
+// The failure policy's answer for one item: allow, deny (with `retry_after`), or the local
+// fallback limiter's decision; `source` records which (the first that is not Redis).
+core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
+                                 core::Nanos retry_after, Source& source);
+
+// A query that no store can take (a frontend whose loop has none: a redis url added to the
+// config after start) is answered by each rule's failure policy, never by a silent default.
+Answer answer_without_store(const Query& query, core::Nanos now);
+
 // Prometheus text for the stores of every loop (summed): answers by source, script calls,
 // leasing takes, failures, the breaker, and the client's own counters.
 void write_store_metrics(std::string& out, const std::vector<const Store*>& stores);
