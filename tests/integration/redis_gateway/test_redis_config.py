@@ -1,6 +1,7 @@
 """The config of rules kept in Redis: mistakes are refused by `sluice check-config` (exit 2) and
 by `sluice serve`, each as FILE:LINE: problem at the line of the field at fault; and a Redis
 rule works on Redis Cluster (keys spread over the masters)."""
+import os
 import re
 import subprocess
 
@@ -208,3 +209,11 @@ def test_redis_rule_on_a_cluster(redis_cluster, gateways):
     assert sum(stored) == len(users) and sum(1 for n in stored if n) == len(owners), stored
     assert g.metric("sluice_redis_answers_total", source="redis") == 4 * len(users)
     assert g.metric("sluice_redis_failures_total") == 0
+
+
+def test_the_distributed_example_config_checks_ok():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
+                        "distributed.yaml")
+    r = subprocess.run([sluice_binary(), "check-config", path], capture_output=True, text=True,
+                       timeout=30)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
