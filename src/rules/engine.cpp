@@ -402,6 +402,16 @@ CheckResult check_one(local::Policy& policy, std::string_view name,
   return out;
 }
 
+// A decision-service answer in the rule's counters (route label "-").
+void count_check(RuleCounters& c, const CheckResult& out) {
+  if (out.decision.allowed) {
+    c.allowed.fetch_add(1, std::memory_order_relaxed);
+    if (out.decision.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    (out.dry_run ? c.dry_run_denied : c.denied).fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 CheckResult Engine::check(std::string_view rule, std::string_view key, std::int64_t cost,
@@ -425,13 +435,7 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
     CheckResult out = check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key,
                                 cost, r.action == Action::kDelay ? r.max_wait : 0, now);
     out.dry_run = r.action == Action::kDryRun;
-    RuleCounters& c = *snap->check_counters[i];
-    if (out.decision.allowed) {
-      c.allowed.fetch_add(1, std::memory_order_relaxed);
-      if (out.decision.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      (out.dry_run ? c.dry_run_denied : c.denied).fetch_add(1, std::memory_order_relaxed);
-    }
+    count_check(*snap->check_counters[i], out);
     return out;
   }
   CheckResult out;
@@ -449,13 +453,7 @@ CheckResult Engine::finish_check(CheckResult out, backend::redis::Answer answer)
   ResponseFields fields;
   fields.add(r.name, r.limit.params, answer.combined);
   fields.write(snap.rules, out.decision, out.headers);
-  RuleCounters& c = *snap.check_counters[out.rule_index];
-  if (out.decision.allowed) {
-    c.allowed.fetch_add(1, std::memory_order_relaxed);
-    if (out.decision.delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    (out.dry_run ? c.dry_run_denied : c.denied).fetch_add(1, std::memory_order_relaxed);
-  }
+  count_check(*snap.check_counters[out.rule_index], out);
   return out;
 }
 

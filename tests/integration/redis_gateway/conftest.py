@@ -3,79 +3,23 @@ free 127.0.0.1 port that a test can SIGKILL and restart on the same port, `sluic
 instances pointed at it, and HTTP load generators that record every request's status and
 latency."""
 import os
-import subprocess
 import sys
 import threading
 import time
 
 import pytest
-import redis
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from integration_support import ServeProcess, free_port, wait_until  # noqa: E402
+from integration_support import ServeProcess, free_port  # noqa: E402
 
 
 # ---------------------------------------------------------------- redis-server
 
-# tests/integration/redis/redis_support.py (the Redis backend's own tests) has RedisServer and
-# RedisCluster; without it, a minimal RedisServer of the same shape stands in and the cluster
-# test is skipped.
+# One RedisServer and RedisCluster for every Redis test: tests/integration/redis/redis_support.py.
 sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "redis"))
-try:
-    from redis_support import RedisCluster, RedisServer  # noqa: E402
-except ImportError:
-    RedisCluster = None
-
-    class RedisServer:
-        """One redis-server (no persistence) on a free port. kill() is SIGKILL, as a crash;
-        restart() brings a fresh, empty one back on the same port; stop() ends it."""
-
-        def __init__(self, directory, extra=(), port=None):
-            self.port = port or free_port()
-            self.dir = str(directory)
-            self.extra = [str(a) for a in extra]
-            self.url = f"redis://127.0.0.1:{self.port}"
-            self.proc = None
-            self.start()
-
-        def start(self):
-            with open(os.path.join(self.dir, f"redis-{self.port}.log"), "ab") as log:
-                self.proc = subprocess.Popen(
-                    ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                     "--save", "", "--appendonly", "no", "--dir", self.dir, *self.extra],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-
-            def up():
-                assert self.proc.poll() is None, "redis-server exited early"
-                try:
-                    return self.client().ping()
-                except redis.exceptions.RedisError:
-                    return False
-
-            wait_until(up, timeout=10, interval=0.005, what=f"redis-server on {self.port}")
-
-        def client(self):
-            return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
-
-        def kill(self):
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-
-        def restart(self):
-            self.kill()
-            self.start()
-
-        def stop(self):
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+from redis_support import RedisCluster, RedisServer  # noqa: E402
 
 
 @pytest.fixture
@@ -95,8 +39,6 @@ def redis_server(tmp_path):
 @pytest.fixture
 def redis_cluster(tmp_path):
     """Three masters holding all slots (tests/integration/redis/redis_support.py)."""
-    if RedisCluster is None:
-        pytest.skip("no RedisCluster in tests/integration/redis/redis_support.py")
     d = tmp_path / "cluster"
     d.mkdir()
     cluster = RedisCluster(d)

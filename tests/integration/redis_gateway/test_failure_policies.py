@@ -5,7 +5,8 @@ redis.timeout, and decisions come from Redis again soon after it is back."""
 import signal
 import time
 
-from conftest import Load, wait_until
+from conftest import Load
+from integration_support import wait_until  # on sys.path through conftest
 
 TIMEOUT_S = 0.050  # redis.timeout below
 # The slack over the timeout a request may take end to end: Python clients, four processes

@@ -4,7 +4,6 @@ stays within the documented bound (over-admission at most I·N, under-admission 
 per lease_ttl)."""
 import time
 
-import pytest
 import requests
 
 from conftest import Load

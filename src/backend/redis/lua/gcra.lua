@@ -70,16 +70,7 @@ LAZY['gcra'] = function()
 
     -- Leasing: the most permits redis-cell would grant now (allowed is monotone in the cost,
     -- so a bisection over decide itself finds it), charged as that decision charges them.
-    take = function(p, s, now, want)
-      local lo, hi = 0, math.min(want, p.burst + 1)
-      while lo < hi do
-        local mid = math.ceil((lo + hi) / 2)
-        if decide(p, s, now, mid, 0).allowed then lo = mid else hi = mid - 1 end
-      end
-      if lo == 0 then return 0, (decide(p, s, now, 1, 0)), s end
-      local d, next_state = decide(p, s, now, lo, 0)
-      return lo, d, next_state
-    end,
+    take = function(p, s, now, want) return take_largest(decide, p, s, now, math.min(want, p.burst + 1)) end,
 
     encode = function(p, s) return { s.tat } end,
     decode = function(p, f, shift_sec) return { tat = f[1] + shift_sec * NS_PER_SEC } end,

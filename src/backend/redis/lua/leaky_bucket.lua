@@ -126,16 +126,7 @@ LAZY['leaky-bucket'] = function()
     -- Leasing: the most permits limit_req would pass now, charged as that request would be.
     -- Allowed is monotone in the cost (bisection over decide itself); note nginx passes a new
     -- key's first request whatever its cost, so a fresh key grants all that is asked.
-    take = function(p, s, now, want)
-      local lo, hi = 0, want
-      while lo < hi do
-        local mid = math.ceil((lo + hi) / 2)
-        if decide(p, s, now, mid, 0).allowed then lo = mid else hi = mid - 1 end
-      end
-      if lo == 0 then return 0, (decide(p, s, now, 1, 0)), s end
-      local d, next_state = decide(p, s, now, lo, 0)
-      return lo, d, next_state
-    end,
+    take = function(p, s, now, want) return take_largest(decide, p, s, now, want) end,
 
     encode = function(p, s) return { s.excess, s.last_ms } end,
     decode = function(p, f, shift_sec) return { excess = f[1], last_ms = f[2] + shift_sec * 1000 } end,

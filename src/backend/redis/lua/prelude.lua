@@ -58,6 +58,20 @@ local function now_phase(w)
   return m.phase
 end
 
+-- Leasing's `take` for an algorithm whose reject-mode decision is monotone in the cost (allowed
+-- at c means allowed below c): bisect for the largest cost in 0..hi that decide() allows and
+-- charge exactly that; granting nothing leaves the state and says when one permit will do.
+local function take_largest(decide, p, s, now, hi)
+  local lo = 0
+  while lo < hi do
+    local mid = math.ceil((lo + hi) / 2)
+    if decide(p, s, now, mid, 0).allowed then lo = mid else hi = mid - 1 end
+  end
+  if lo == 0 then return 0, (decide(p, s, now, 1, 0)), s end
+  local d, next_state = decide(p, s, now, lo, 0)
+  return lo, d, next_state
+end
+
 -- Fields of a stored state string: space-separated numbers.
 local function split(s)
   local out = {}

@@ -83,16 +83,7 @@ LAZY['token-bucket'] = function()
 
     -- Leasing: the most permits AllowN would grant now (allowed is monotone in the cost, so a
     -- bisection over decide itself finds it), charged exactly as that AllowN charges them.
-    take = function(p, s, now, want)
-      local lo, hi = 0, math.min(want, p.burst)
-      while lo < hi do
-        local mid = math.ceil((lo + hi) / 2)
-        if decide(p, s, now, mid, 0).allowed then lo = mid else hi = mid - 1 end
-      end
-      if lo == 0 then return 0, (decide(p, s, now, 1, 0)), s end
-      local d, next_state = decide(p, s, now, lo, 0)
-      return lo, d, next_state
-    end,
+    take = function(p, s, now, want) return take_largest(decide, p, s, now, math.min(want, p.burst)) end,
 
     encode = function(p, s) return { s.tokens, s.sec, s.ns } end,
     decode = function(p, f, shift_sec) return { tokens = f[1], sec = f[2] + shift_sec, ns = f[3] } end,
