@@ -125,6 +125,11 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
       const rules::CheckResult r = e->check(rule, key, cost, now);
       if (r.status != rules::CheckResult::Status::kDecided) {
         out.error = "ERR " + r.error;
+      } else if (r.remote) {
+        out.error = "ERR rule '" + std::string(rule) +
+                    "' is kept in Redis; SLUICE.CHECK answers local rules only (ask "
+                    "GET /v1/check/" +
+                    std::string(rule) + " on the admin listener)";
       } else {
         out.decision = r.decision;
       }

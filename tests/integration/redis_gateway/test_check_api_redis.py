@@ -1,7 +1,12 @@
 """The HTTP decision service on rules kept in Redis: GET /v1/check/{rule} (nginx
 auth_request's call) and POST /v1/check, single and batched, share the Redis state with the
-gateway, and follow the rule's failure policy when Redis is gone."""
+gateway, and follow the rule's failure policy when Redis is gone; SLUICE.CHECK (RESP) refuses
+them by name."""
+import pytest
+import redis
 import requests
+
+from integration_support import ServeProcess, free_port  # on sys.path through conftest
 
 CONFIG = """\
 listen: 127.0.0.1:{gateway}
@@ -62,3 +67,21 @@ def test_without_redis_a_check_follows_the_failure_policy_at_once(redis_server, 
     assert r.status_code == 429  # fail-closed
     assert r.elapsed.total_seconds() < 1.0
     assert g.metric("sluice_redis_answers_total", source="fail_closed") >= 1
+
+
+def test_sluice_check_over_resp_refuses_a_redis_rule_by_name(redis_server, tmp_path):
+    # SLUICE.CHECK decides local rules only; a rule kept in Redis gets an error that says so,
+    # never a made-up decision, and the connection stays usable.
+    rs = redis_server()
+    resp_port = free_port()
+    path = tmp_path / "sluice.yaml"
+    path.write_text(CONFIG.format(gateway=free_port(), admin=free_port(), redis=rs.url))
+    proc = ServeProcess(tmp_path, ["--config", str(path), "--resp", f"127.0.0.1:{resp_port}"],
+                        r"admin listening on", what="sluice to listen")
+    try:
+        client = redis.Redis(host="127.0.0.1", port=resp_port, socket_timeout=5)
+        with pytest.raises(redis.ResponseError, match="kept in Redis"):
+            client.execute_command("SLUICE.CHECK", "per-user", "alice")
+        assert client.execute_command("CL.THROTTLE", "k", "1", "1", "1")[0] == 0
+    finally:
+        proc.stop()
