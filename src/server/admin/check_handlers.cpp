@@ -28,10 +28,12 @@ std::int64_t ceil_ms(core::Nanos d) {
 struct Outcome {
   rules::CheckResult result;
   std::optional<InputError> error;
+  std::int64_t cost = 1;  // as asked, for an error found after Redis answers
 };
 
 Outcome decide(rules::Engine& engine, const CheckInput& in, core::Nanos now) {
   Outcome out;
+  out.cost = in.cost;
   out.result = in.limit.empty() ? engine.check(in.rule, in.key, in.cost, now)
                                 : engine.check_inline(in.limit, in.key, in.cost, in.max_wait, now);
   using Status = rules::CheckResult::Status;
@@ -67,6 +69,12 @@ void resolve(rules::Engine& engine, backend::redis::Store* redis, Outcome outcom
     shared->result = engine.finish_check(std::move(shared->result), std::move(answer));
     for (const auto& lease : shared->result.remote_leases) redis->release(lease);
     shared->result.remote_leases.clear();
+    if (shared->result.decision.overflow) {
+      shared->error = InputError{"cost " + std::to_string(shared->cost) +
+                                     " is too large for this limit (its wait leaves the range "
+                                     "Redis computes exactly)",
+                                 "cost"};
+    }
     done(std::move(*shared));
   });
 }
