@@ -1,5 +1,5 @@
-// SHA-1 as lowercase hex: the name Redis gives a script (EVALSHA), computed here so the client
-// needs no crypto library for a digest that is an identifier, not a security measure.
+// SHA-1 as lowercase hex: the name Redis gives a script (EVALSHA), so the client can call a
+// script by its name before any SCRIPT LOAD. OpenSSL computes it.
 #pragma once
 
 #include <string>
