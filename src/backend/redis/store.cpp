@@ -172,7 +172,7 @@ void Store::flush() {
 void Store::send(std::vector<Part> parts) {
   const core::Nanos now = core::SteadyClock::read();
   const bool allowed = breaker_.allow(now);
-  note_breaker();
+  publish_stats();
   if (!allowed) {
     for (const auto& p : parts) fail_part(p, now);
     return;
@@ -216,12 +216,12 @@ void Store::send(std::vector<Part> parts) {
         if (!decoded) {
           stats_.failures.fetch_add(1, std::memory_order_relaxed);
           breaker_.failure(at, connection_down);
-          note_breaker();
+          publish_stats();
           for (const auto& p : parts) fail_part(p, at);
           return;
         }
         breaker_.success();
-        note_breaker();
+        publish_stats();
         std::vector<RequestAnswer> answers = std::move(decoded).value();
         for (std::size_t k = 0; k < parts.size(); ++k) {
           const Part& p = parts[k];
@@ -368,9 +368,15 @@ Answer answer_without_store(const Query& query, core::Nanos now) {
   return answer;
 }
 
-void Store::note_breaker() {
+void Store::publish_stats() {
   stats_.breaker_state.store(static_cast<int>(breaker_.state()), std::memory_order_relaxed);
   stats_.breaker_opens.store(breaker_.opens(), std::memory_order_relaxed);
+  const Client::Stats& c = client_.stats();
+  stats_.client_timeouts.store(c.timeouts, std::memory_order_relaxed);
+  stats_.client_reconnects.store(c.reconnects, std::memory_order_relaxed);
+  stats_.client_moved.store(c.moved, std::memory_order_relaxed);
+  stats_.client_ask.store(c.ask, std::memory_order_relaxed);
+  stats_.client_script_loads.store(c.script_loads, std::memory_order_relaxed);
 }
 
 void Store::finish(const std::shared_ptr<Job>& job) {

@@ -42,6 +42,20 @@ void write_store_metrics(std::string& out, const std::vector<const Store*>& stor
       {"sluice_redis_breaker_opens_total",
        "Outages: times a loop's breaker opened from closed (failed probes not counted).",
        [](const Store& s) { return s.stats().breaker_opens.load(std::memory_order_relaxed); }},
+      {"sluice_redis_client_timeouts_total", "Commands that got no reply within redis.timeout.",
+       [](const Store& s) { return s.stats().client_timeouts.load(std::memory_order_relaxed); }},
+      {"sluice_redis_client_reconnects_total",
+       "Connections to Redis established again after a loss.",
+       [](const Store& s) { return s.stats().client_reconnects.load(std::memory_order_relaxed); }},
+      {"sluice_redis_client_moved_total", "Redis Cluster MOVED redirects followed.",
+       [](const Store& s) { return s.stats().client_moved.load(std::memory_order_relaxed); }},
+      {"sluice_redis_client_ask_total", "Redis Cluster ASK redirects followed (a slot migrating).",
+       [](const Store& s) { return s.stats().client_ask.load(std::memory_order_relaxed); }},
+      {"sluice_redis_client_script_loads_total",
+       "SCRIPT LOADs after NOSCRIPT (first use, a restart or flush).",
+       [](const Store& s) {
+         return s.stats().client_script_loads.load(std::memory_order_relaxed);
+       }},
   };
   for (const auto& c : kCounters) {
     prometheus_family(out, c.name, "counter", c.help);

@@ -182,6 +182,7 @@ def test_failure_policies_when_redis_dies_and_returns(redis_server, gateways):
     m = g.metric
     assert m("sluice_redis_failures_total") > 0
     assert m("sluice_redis_breaker_opens_total") >= 1
+    assert m("sluice_redis_client_reconnects_total") >= 1  # found Redis again by itself
     # Every loop (the gateway worker and the admin listener, each with its store) closed again.
     assert m("sluice_redis_breaker_loops", state="closed") == 2
     assert m("sluice_redis_breaker_loops", state="open") == 0

@@ -50,6 +50,12 @@ class Store {
     std::atomic<std::uint64_t> failures{0};
     std::atomic<std::uint64_t> breaker_opens{0};
     std::atomic<int> breaker_state{0};  // Breaker::State
+    // The client's own counters, mirrored after each script call (the client is loop-only).
+    std::atomic<std::uint64_t> client_timeouts{0};
+    std::atomic<std::uint64_t> client_reconnects{0};
+    std::atomic<std::uint64_t> client_moved{0};
+    std::atomic<std::uint64_t> client_ask{0};
+    std::atomic<std::uint64_t> client_script_loads{0};
   };
   const Stats& stats() const { return stats_; }
 
@@ -68,7 +74,7 @@ class Store {
   void finish(const std::shared_ptr<Job>& job);
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                             Source& source);
-  void note_breaker();
+  void publish_stats();  // the breaker and the client counters, for the metrics thread
 
   boost::asio::io_context& io_;
   StoreOptions options_;
