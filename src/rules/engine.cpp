@@ -294,16 +294,21 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
     }
   }
 
-  // Local rules first: a request they deny never costs a round trip to Redis.
+  // Local rules first: a request they deny never costs a round trip to Redis. A route with
+  // no Redis rule (the common case) passes its keys as they are, without copies.
+  const bool all_local = route.remote_rules.empty();
   std::vector<core::Nanos> local_waits;
   std::vector<std::string_view> local_keys;
-  for (std::size_t i : route.local_rules) {
-    local_waits.push_back(waits[i]);
-    local_keys.push_back(views[i]);
+  if (!all_local) {
+    for (std::size_t i : route.local_rules) {
+      local_waits.push_back(waits[i]);
+      local_keys.push_back(views[i]);
+    }
   }
   v.each.assign(n, std::nullopt);
   if (route.policy) {
-    local::PolicyDecision pd = route.policy->decide(local_keys, now, 1, local_waits);
+    local::PolicyDecision pd = all_local ? route.policy->decide(views, now, 1, waits)
+                                         : route.policy->decide(local_keys, now, 1, local_waits);
     for (std::size_t j = 0; j < route.local_rules.size() && j < pd.each.size(); ++j) {
       v.each[route.local_rules[j]] = pd.each[j];
     }
@@ -315,6 +320,7 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
     for (std::size_t i : route.remote_rules) {
       if (views[i].empty()) continue;  // missing key, skipped as nginx skips an empty key
       query.items.push_back({route.enforce[i]->remote, std::move(keys[i]), waits[i]});
+      v.remote_rules.push_back(i);
     }
     if (!query.items.empty()) {
       v.remote = std::move(query);
@@ -326,13 +332,8 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
 }
 
 Verdict Engine::finish(Verdict v, backend::redis::Answer answer) const {
-  const CompiledRoute& route = *v.route;
-  std::size_t k = 0;
-  for (std::size_t i : route.remote_rules) {
-    if (k < answer.each.size() && v.remote && k < v.remote->items.size() &&
-        v.remote->items[k].limit == route.enforce[i]->remote) {
-      v.each[i] = answer.each[k++];
-    }
+  for (std::size_t k = 0; k < v.remote_rules.size() && k < answer.each.size(); ++k) {
+    v.each[v.remote_rules[k]] = answer.each[k];
   }
   local::AllMustPass total;
   total.add(v.local_decision);

@@ -110,6 +110,7 @@ struct Verdict {
   std::vector<backend::redis::RemoteLease> remote_leases;
   // For finish(): each enforce rule's decision so far, and the local keys' combined decision.
   std::vector<std::optional<core::Decision>> each;
+  std::vector<std::size_t> remote_rules;  // the `enforce` index of each `remote` query item
   core::Decision local_decision{true};
 };
 
