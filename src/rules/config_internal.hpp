@@ -37,6 +37,11 @@ inline constexpr Named<backend::redis::FailurePolicy> kFailurePolicies[] = {
     {"fail-closed", backend::redis::FailurePolicy::kClosed},
     {"local", backend::redis::FailurePolicy::kLocal}};
 
+inline constexpr Named<proto::http::EscapedSlashes> kEscapedSlashes[] = {
+    {"decode", proto::http::EscapedSlashes::kDecode},
+    {"reject", proto::http::EscapedSlashes::kReject},
+    {"keep", proto::http::EscapedSlashes::kKeep}};
+
 template <class E, std::size_t N>
 std::string_view name_of(const Named<E> (&table)[N], E value) {
   for (const auto& n : table) {

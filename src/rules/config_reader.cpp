@@ -24,6 +24,7 @@ using config_internal::check_rule;
 using config_internal::Errors;
 using config_internal::kActions;
 using config_internal::kCombines;
+using config_internal::kEscapedSlashes;
 using config_internal::kFailurePolicies;
 using config_internal::kOnMissingKey;
 using config_internal::kStorages;
@@ -499,6 +500,17 @@ std::optional<std::string> path_problem(std::string_view path) {
   if (path.find_first_of(" \t\r\n?#") != std::string_view::npos) {
     return quoted(path) + " must be a plain path (no spaces, query '?' or fragment '#')";
   }
+  // Requests are matched after normalization, so a path in another spelling would never match.
+  std::string scratch;
+  proto::http::TargetParts parts;
+  const auto e = proto::http::normalize_target(path, proto::http::EscapedSlashes::kKeep, scratch,
+                                               parts);
+  if (e != proto::http::TargetError::kNone) {
+    return quoted(path) + " cannot be normalized: " + std::string(proto::http::describe(e));
+  }
+  if (parts.path != path) {
+    return quoted(path) + " is matched after normalization: write " + quoted(parts.path);
+  }
   return std::nullopt;
 }
 
@@ -581,7 +593,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
   Section s(root, "", "", errors, origins.top,
             {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
-             "access_log", "write_back", "redis", "upstreams", "routes", "rules"});
+             "http", "access_log", "write_back", "redis", "upstreams", "routes", "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
@@ -603,6 +615,9 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   if (auto h = s.section("headers", {"ratelimit", "legacy"})) {
     if (auto on = h->flag("ratelimit")) rs.ratelimit_headers = *on;
     if (auto on = h->flag("legacy")) rs.legacy_headers = *on;
+  }
+  if (auto h = s.section("http", {"escaped_slashes"})) {
+    if (auto e = h->choice("escaped_slashes", kEscapedSlashes)) rs.escaped_slashes = *e;
   }
   if (auto log = s.text("access_log")) rs.access_log = *log;
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;

@@ -19,6 +19,7 @@ namespace sluice::rules {
 using config_internal::format_key_part;
 using config_internal::kActions;
 using config_internal::kCombines;
+using config_internal::kEscapedSlashes;
 using config_internal::kFailurePolicies;
 using config_internal::kOnMissingKey;
 using config_internal::kStorages;
@@ -172,6 +173,10 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "ratelimit" << YAML::Value << rs.ratelimit_headers;
   out << YAML::Key << "legacy" << YAML::Value << rs.legacy_headers;
+  out << YAML::EndMap;
+  out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "escaped_slashes" << YAML::Value
+      << std::string(name_of(kEscapedSlashes, rs.escaped_slashes));
   out << YAML::EndMap;
   if (!rs.access_log.empty()) {
     out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;

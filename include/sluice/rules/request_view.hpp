@@ -19,8 +19,8 @@ struct Header {
 
 struct RequestView {
   std::string_view method;
-  std::string_view host;   // the Host header as sent (a port is ignored)
-  std::string_view path;   // the target before '?'
+  std::string_view host;   // the routing host: lower case, a port is ignored
+  std::string_view path;   // the target before '?', normalized (proto/http/request_target)
   std::string_view query;  // the target after '?', may be empty
   std::string_view peer;   // the socket peer's address ("127.0.0.1", "::1")
   std::span<const Header> headers;

@@ -11,6 +11,7 @@
 
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/time.hpp"
+#include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
 namespace sluice::rules {
@@ -134,6 +135,8 @@ struct RuleSet {
   Timeouts timeouts;
   bool ratelimit_headers = true;  // RateLimit-Policy / RateLimit (IETF draft)
   bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
+  // `http: {escaped_slashes}`: how the gateway normalizes "%2F" before routes see a path.
+  proto::http::EscapedSlashes escaped_slashes = proto::http::EscapedSlashes::kDecode;
   std::string access_log;         // "": off; "stdout", or a file path
   bool write_back = true;         // admin API changes rewrite the config file
   std::optional<RedisSettings> redis;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "admin_service.hpp"
+#include "sluice/proto/http/request_target.hpp"
 
 namespace sluice::server {
 namespace {
@@ -25,31 +26,6 @@ constexpr std::array kRoutes = {
 };
 
 constexpr std::string_view kNameParam = "{name}";
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<std::string> percent_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size()) return std::nullopt;
-    const int hi = hex_digit(in[i + 1]);
-    const int lo = hex_digit(in[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
 
 // Whether `path` matches `pattern`; the raw {name} segment goes to `segment`.
 bool matches(std::string_view pattern, std::string_view path, std::string_view& segment) {
@@ -75,7 +51,7 @@ Reply dispatch(AdminService& service, AdminRequest& request) {
       continue;
     }
     if (!segment.empty()) {
-      auto name = percent_decode(segment);
+      auto name = proto::http::percent_decode(segment);
       if (!name) return error_reply(400, "bad percent-encoding in the rule name", "name");
       request.name = std::move(*name);
     }

@@ -100,7 +100,9 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
   client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
   peer_ = peer_text(client_);
   forwarded_node_ = forwarded_node(peer_);
-  timeouts_ = worker_.engine().snapshot()->rules.timeouts;
+  const auto snapshot = worker_.engine().snapshot();
+  timeouts_ = snapshot->rules.timeouts;
+  escaped_slashes_ = snapshot->rules.escaped_slashes;
   worker_.add(this);
   worker_.stats().open_connections.add(1);
 }
@@ -153,16 +155,13 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   const std::string_view target = req.target();
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 
+  rules::RequestView view;
+  if (!read_target(req, view)) co_return co_await refuse_head(400);
+
   // The one clock read of this request: every limit decides at this instant.
   const core::Nanos now = core::SteadyClock::read();
   headers_.clear();
   for (const auto& f : req) headers_.push_back({f.name_string(), f.value()});
-  rules::RequestView view;
-  view.method = req.method_string();
-  if (const auto host = req.find(http::field::host); host != req.end()) view.host = host->value();
-  const auto q = target.find('?');
-  view.path = target.substr(0, q);
-  if (q != std::string_view::npos) view.query = target.substr(q + 1);
   view.peer = peer_;
   view.headers = headers_;
 
@@ -181,6 +180,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   }
   const rules::RuleSet& rules = verdict.snapshot->rules;
   timeouts_ = rules.timeouts;
+  escaped_slashes_ = rules.escaped_slashes;
   const bool keep_alive = p.keep_alive() && !worker_.draining();
   Next next = Next::kClose;
   switch (verdict.kind) {
@@ -218,6 +218,30 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     for (const auto& lease : verdict.remote_leases) store->release(lease);
   }
   co_return next;
+}
+
+bool ClientSession::read_target(const http::request_header<Fields>& req,
+                                rules::RequestView& view) {
+  namespace ph = proto::http;
+  if (ph::normalize_target(req.target(), escaped_slashes_, path_scratch_, target_) !=
+      ph::TargetError::kNone) {
+    return false;
+  }
+  // RFC 9112 §3.2: one Host, required on HTTP/1.1; an absolute-form target's authority
+  // replaces it (§3.2.2), so routing and the upstream see the same host.
+  const auto hosts = req.count(http::field::host);
+  if (hosts > 1) return false;
+  if (hosts == 0 && target_.authority.empty() && req.version() >= 11) return false;
+  const std::string_view host_field = hosts == 1 ? req.find(http::field::host)->value() : "";
+  if (!ph::routing_host(host_field, host_scratch_, view.host)) return false;  // invalid: 400
+  if (!target_.authority.empty() &&
+      !ph::routing_host(target_.authority, host_scratch_, view.host)) {
+    return false;
+  }
+  view.method = req.method_string();
+  view.path = target_.path;
+  view.query = target_.query;
+  return true;
 }
 
 Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
@@ -351,7 +375,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, b
     upstream_io_ = &conn->socket;
     upstream_timed_out_ = false;
     head_.clear();
-    append_upstream_request_head(head_, req, peer_, forwarded_node_, request_framing,
+    append_upstream_request_head(head_, req, target_, peer_, forwarded_node_, request_framing,
                                  request_length, server->authority);
     upstream_watch_.expires_after(ns(timeouts_.upstream));
     error_code ec =

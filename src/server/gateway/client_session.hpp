@@ -1,7 +1,8 @@
 // One client connection to the gateway: reads requests (keep-alive), asks the engine about each
 // and acts on the Verdict: forward (after its delay) to an upstream server with the body
-// streamed both ways, or answer locally (reject, respond, no route). Malformed heads get 400,
-// an oversized head 431, a long target 414, and the connection is closed.
+// streamed both ways, or answer locally (reject, respond, no route). Malformed heads (and
+// targets or hosts that cannot be normalized) get 400, an oversized head 431, a long target
+// 414, and the connection is closed.
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -59,6 +60,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   };
 
   Awaitable<Next> serve_one();
+  // Fills `view` (method, host, path, query) from the request head as routes must see it:
+  // the normalized path and the routing host into target_; false when the head gets 400.
+  bool read_target(const boost::beast::http::request_header<Fields>& req,
+                   rules::RequestView& view);
   // Answers a request head that cannot be served (400, 414, 431) and closes; 0: just close.
   Awaitable<Next> refuse_head(int status);
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
@@ -97,6 +102,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<rules::Header> headers_;
+  proto::http::TargetParts target_;  // the request's target as forwarded
+  std::string path_scratch_;         // where target_.path lives when it was rewritten
+  std::string host_scratch_;         // where the routing host lives when it was lower-cased
   std::string head_;
   std::unique_ptr<char[]> body_;
   Watchdog client_watch_;
@@ -107,6 +115,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool first_ = true;    // no request served yet: the header timeout, not the idle one
   bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
   rules::Timeouts timeouts_;
+  proto::http::EscapedSlashes escaped_slashes_ = proto::http::EscapedSlashes::kDecode;
   Exchange exchange_;
 };
 

@@ -109,13 +109,19 @@ std::string forwarded_node(std::string_view peer) {
 }
 
 void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
-                                  std::string_view peer, std::string_view forwarded_for,
-                                  Framing framing, std::uint64_t length, std::string_view host) {
+                                  const proto::http::TargetParts& target, std::string_view peer,
+                                  std::string_view forwarded_for, Framing framing,
+                                  std::uint64_t length, std::string_view host) {
   const ConnectionTokens tokens(req);
   out += req.method_string();
   out += ' ';
-  out += req.target();
+  out += target.path;
+  if (target.has_query) {
+    out += '?';
+    out += target.query;
+  }
   out += " HTTP/1.1\r\n";
+  const bool absolute_form = !target.authority.empty();
   std::string xff;
   std::string forwarded;
   bool has_host = false;
@@ -133,10 +139,13 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
       continue;
     }
     if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
-    if (name == http::field::host) has_host = true;
+    if (name == http::field::host) {
+      if (absolute_form) continue;
+      has_host = true;
+    }
     append_field(out, f.name_string(), f.value());
   }
-  if (!has_host) append_field(out, "Host", host);
+  if (!has_host) append_field(out, "Host", absolute_form ? target.authority : host);
   if (!xff.empty()) xff += ", ";
   xff += peer;
   append_field(out, "X-Forwarded-For", xff);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "fields_arena.hpp"
+#include "sluice/proto/http/request_target.hpp"
 
 namespace sluice::server::gateway {
 
@@ -30,12 +31,15 @@ using ExtraFields = std::span<const std::pair<std::string, std::string>>;
 // The client's address as a Forwarded (RFC 7239) node: `for=192.0.2.7`, `for="[2001:db8::1]"`.
 std::string forwarded_node(std::string_view peer);
 
-// The request line and fields for upstream: the client's fields less hop-by-hop ones and
-// Expect (the gateway answers 100-continue itself), X-Forwarded-For with `peer` appended,
-// Forwarded with `for=` appended, then the framing. `host` stands in when the client sent none.
+// The request line and fields for upstream: the normalized `target` in origin form, the
+// client's fields less hop-by-hop ones and Expect (the gateway answers 100-continue itself),
+// X-Forwarded-For with `peer` appended, Forwarded with `for=` appended, then the framing.
+// Host is the absolute-form target's authority when there is one (RFC 9112 §3.2.2), else the
+// client's; `host` stands in when the client sent none.
 void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
-                                  std::string_view peer, std::string_view forwarded_for,
-                                  Framing framing, std::uint64_t length, std::string_view host);
+                                  const proto::http::TargetParts& target, std::string_view peer,
+                                  std::string_view forwarded_for, Framing framing,
+                                  std::uint64_t length, std::string_view host);
 
 // The upstream's status and fields less hop-by-hop ones, then `extra` (the Verdict's
 // RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.

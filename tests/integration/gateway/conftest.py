@@ -139,6 +139,7 @@ class Upstream:
         self.name = name
         self.requests = 0
         self.peers = set()
+        self.seen = []  # (request target, Host) of each request, as received
         self.connections = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -156,6 +157,7 @@ class Upstream:
         with self.lock:
             self.requests += 1
             self.peers.add(handler.client_address[1])
+            self.seen.append((handler.path, handler.headers.get("Host")))
 
     def opened(self, conn):
         with self.lock:
