@@ -15,8 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceRoot =
-    fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+const fs::path kSourceRoot = SLUICE_SOURCE_DIR;  // tests/CMakeLists.txt
 const fs::path kCorpus = kSourceRoot / "tests" / "testdata" / "config";
 
 std::vector<fs::path> files_in(const fs::path& dir) {
