@@ -7,13 +7,13 @@
 #include <optional>
 
 #include "sluice/backend/redis/replay_store.hpp"
-#include "sluice/backend/redis/store_url.hpp"
+#include "sluice/core/byte_size.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/local/limit_set.hpp"
 #include "sluice/local/policy.hpp"
+#include "sluice/proto/resp/store_url.hpp"
 #include "sluice/replay/trace_reader.hpp"
 #include "sluice/spec/limit_spec.hpp"
-#include "sluice/table/slot_arena.hpp"
 
 namespace sluice::cli {
 namespace {
@@ -166,7 +166,7 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
   if (o.zone.empty()) {
     exact.emplace(specs, max_wait);
   } else {
-    auto budget = table::parse_bytes(o.zone);
+    auto budget = core::parse_bytes(o.zone);
     if (!budget) return fail(err, "--zone: " + budget.error());
     std::vector<local::TableLimit> tables;
     for (std::size_t i = 0; i < specs.size(); ++i) {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "sluice/backend/redis/store.hpp"
+#include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
-#include "sluice/rules/config_loader.hpp"
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 #include "sluice/server/admin_server.hpp"
 #include "sluice/server/demo_upstream.hpp"
 #include "sluice/server/gateway.hpp"
@@ -36,9 +36,9 @@ namespace {
 constexpr auto kDrainTime = std::chrono::seconds(10);
 constexpr auto kDrainPoll = std::chrono::milliseconds(20);
 
-std::optional<rules::Endpoint> endpoint_flag(const char* flag, const std::string& text,
-                                             std::FILE* err) {
-  auto ep = rules::parse_endpoint(text);
+std::optional<config::Endpoint> endpoint_flag(const char* flag, const std::string& text,
+                                              std::FILE* err) {
+  auto ep = config::parse_endpoint(text);
   if (!ep) {
     std::fprintf(err, "sluice serve: %s: %s\n", flag, ep.error().c_str());
     return std::nullopt;
@@ -65,9 +65,9 @@ void drain(asio::steady_timer& timer, server::Gateway* gateway,
 int run_serve(const ServeOptions& options, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
 
-  rules::RuleSet rules;
+  config::RuleSet rules;
   if (!options.config.empty()) {
-    rules::Loaded loaded = rules::load_config_file(options.config);
+    config::Loaded loaded = config::load_config_file(options.config);
     if (!loaded.errors.empty()) {
       for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
       return 2;
@@ -75,8 +75,8 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     rules = std::move(*loaded.rules);
   }
   // Flags override the config's listeners; the RuleSet keeps what the file says (write-back).
-  std::optional<rules::Endpoint> gateway_listen = rules.listen;
-  rules::Endpoint admin_listen = rules.admin;
+  std::optional<config::Endpoint> gateway_listen = rules.listen;
+  config::Endpoint admin_listen = rules.admin;
   if (!options.listen.empty()) {
     gateway_listen = endpoint_flag("--listen", options.listen, err);
     if (!gateway_listen) return 2;
@@ -88,9 +88,9 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   const int workers = rules.workers;
 
-  std::unique_ptr<rules::Engine> engine;
+  std::unique_ptr<engine::Engine> engine;
   try {
-    engine = std::make_unique<rules::Engine>(std::move(rules), core::SteadyClock::read());
+    engine = std::make_unique<engine::Engine>(std::move(rules), core::SteadyClock::read());
   } catch (const std::invalid_argument& e) {
     std::fprintf(err, "sluice serve: %s\n", e.what());
     return 2;
@@ -122,8 +122,8 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     resp_options.check = [e = engine.get()](std::string_view rule, std::string_view key,
                                             std::int64_t cost, core::Nanos now) {
       server::RespCheck out;
-      const rules::CheckResult r = e->check(rule, key, cost, now);
-      if (r.status != rules::CheckResult::Status::kDecided) {
+      const engine::CheckResult r = e->check(rule, key, cost, now);
+      if (r.status != engine::CheckResult::Status::kDecided) {
         out.error = "ERR " + r.error;
       } else if (r.remote) {
         out.error = "ERR rule '" + std::string(rule) +
@@ -144,7 +144,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     }
     metrics.emplace_back([r = resp.get()](std::string& out) { r->write_metrics(out); });
     std::fprintf(err, "sluice serve: resp listening on %s\n",
-                 rules::format_endpoint(resp->local_endpoint()).c_str());
+                 config::format_endpoint(resp->local_endpoint()).c_str());
   }
   // --- end RESP listener -------------------------------------------------------------------
 
@@ -175,7 +175,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     metrics.emplace_back([r = rls.get()](std::string& out) { r->write_metrics(out); });
     rls_listen->port = static_cast<std::uint16_t>(rls->port());
     std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
-                 rules::format_endpoint(*rls_listen).c_str());
+                 config::format_endpoint(*rls_listen).c_str());
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
@@ -200,10 +200,10 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   if (gateway) {
     gateway->start();
     std::fprintf(err, "sluice serve: gateway listening on %s\n",
-                 rules::format_endpoint(gateway->local_endpoint()).c_str());
+                 config::format_endpoint(gateway->local_endpoint()).c_str());
   }
   std::fprintf(err, "sluice serve: admin listening on %s\n",
-               rules::format_endpoint(admin.local_endpoint()).c_str());
+               config::format_endpoint(admin.local_endpoint()).c_str());
   std::fflush(err);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -228,7 +228,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 }
 
 int run_demo_upstream(const std::string& listen, std::FILE* err) {
-  auto ep = rules::parse_endpoint(listen);
+  auto ep = config::parse_endpoint(listen);
   if (!ep) {
     std::fprintf(err, "sluice demo-upstream: --listen: %s\n", ep.error().c_str());
     return 2;

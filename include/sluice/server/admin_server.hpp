@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/rules/engine.hpp"
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
+#include "sluice/engine/engine.hpp"
 
 namespace sluice::backend::redis {
 class Store;
@@ -44,7 +44,7 @@ class AdminServer {
 
   // `config_path` "" means no file: no reload, no write-back. `engine` must outlive the
   // server. Handlers run on `io`; it may be run by several threads.
-  AdminServer(boost::asio::io_context& io, rules::Engine& engine, rules::Endpoint listen,
+  AdminServer(boost::asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
               std::string config_path, std::vector<MetricsWriter> metrics_writers);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
@@ -59,7 +59,7 @@ class AdminServer {
   void stop();
 
   // The address actually bound (the chosen port when `listen.port` was 0). After start().
-  rules::Endpoint local_endpoint() const;
+  config::Endpoint local_endpoint() const;
 
   // Reloads the config file now, as SIGHUP does. Returns its errors (`file:line: problem`),
   // empty when the new rules are in force. Thread-safe.

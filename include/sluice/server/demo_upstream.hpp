@@ -5,12 +5,12 @@
 
 #include <cstdio>
 
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
 
 namespace sluice::server {
 
 // Serves until SIGINT or SIGTERM, then returns 0; 1 when it cannot listen (said on `err`).
 // Says `sluice demo-upstream: listening on ADDR` on `err` once bound.
-int run_demo_upstream(const rules::Endpoint& listen, std::FILE* err);
+int run_demo_upstream(const config::Endpoint& listen, std::FILE* err);
 
 }  // namespace sluice::server

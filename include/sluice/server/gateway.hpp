@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/rules/engine.hpp"
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
+#include "sluice/engine/engine.hpp"
 
 namespace sluice::backend::redis {
 class Store;
@@ -19,8 +19,8 @@ class Store;
 namespace sluice::server {
 
 struct GatewayOptions {
-  rules::Endpoint listen;  // port 0: any free port (see local_endpoint())
-  int workers = 0;         // event loops; 0: one per hardware thread
+  config::Endpoint listen;  // port 0: any free port (see local_endpoint())
+  int workers = 0;          // event loops; 0: one per hardware thread
 };
 
 class Gateway {
@@ -28,7 +28,7 @@ class Gateway {
   // Binds the listeners. Throws std::runtime_error naming the address when it cannot.
   // `engine` must outlive the gateway. Timeouts, upstreams and the access log are read from
   // the engine's snapshot per request, so a reload changes them; the listener stays.
-  Gateway(rules::Engine& engine, GatewayOptions options);
+  Gateway(engine::Engine& engine, GatewayOptions options);
   ~Gateway();  // stop()
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -37,7 +37,7 @@ class Gateway {
   void start();
 
   // The address bound (the chosen port when the port asked for was 0).
-  rules::Endpoint local_endpoint() const;
+  config::Endpoint local_endpoint() const;
 
   // Graceful shutdown, first step: stop accepting and close keep-alive connections waiting
   // for a request; requests in flight are answered, then their connections close.

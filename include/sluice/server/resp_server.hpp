@@ -20,10 +20,10 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/proto/resp/request_parser.hpp"
-#include "sluice/rules/rule_set.hpp"
 
 namespace sluice::server {
 
@@ -48,7 +48,7 @@ struct RespServerOptions {
 class RespServer {
  public:
   // Nothing is bound until start(). `io` runs the connections when options.workers is 0.
-  RespServer(boost::asio::io_context& io, rules::Endpoint listen, RespServerOptions options = {});
+  RespServer(boost::asio::io_context& io, config::Endpoint listen, RespServerOptions options = {});
   ~RespServer();  // stop()
   RespServer(const RespServer&) = delete;
   RespServer& operator=(const RespServer&) = delete;
@@ -62,7 +62,7 @@ class RespServer {
   void stop();
 
   // The address bound (the chosen port when the port asked for was 0). After start().
-  rules::Endpoint local_endpoint() const;
+  config::Endpoint local_endpoint() const;
 
   // Prometheus text: connections, commands, protocol errors, CL.THROTTLE table occupancy.
   void write_metrics(std::string& out) const;

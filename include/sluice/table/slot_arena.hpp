@@ -24,7 +24,4 @@ class SlotArena {
   std::size_t bytes_;
 };
 
-// Parses a memory budget: "64MiB", "16m", "1g", "500000" (bytes); k/m/g = KiB/MiB/GiB.
-core::Expected<std::size_t> parse_bytes(std::string_view text);
-
 }  // namespace sluice::table

@@ -11,8 +11,8 @@
 #include "admin_session.hpp"
 #include "config_store.hpp"
 #include "config_watcher.hpp"
-#include "sluice/rules/config_loader.hpp"
-#include "sluice/rules/store_options.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/engine/store_options.hpp"
 
 namespace sluice::server {
 
@@ -20,7 +20,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, rules::Engine& engine, rules::Endpoint where, std::string path,
+  Impl(asio::io_context& context, engine::Engine& engine, config::Endpoint where, std::string path,
        std::vector<MetricsWriter> writers)
       : io(context),
         listen(std::move(where)),
@@ -28,7 +28,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         service(std::make_shared<AdminService>(store, std::move(writers))),
         acceptor(asio::make_strand(io)) {
     // Checks of rules kept in Redis go through this loop's own store (io runs on one thread).
-    if (auto o = rules::store_options(engine.snapshot()->rules)) {
+    if (auto o = engine::store_options(engine.snapshot()->rules)) {
       redis = std::make_unique<backend::redis::Store>(io, *o);
       service->set_redis(redis.get());
     }
@@ -56,7 +56,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   }
 
   asio::io_context& io;
-  rules::Endpoint listen;
+  config::Endpoint listen;
   std::shared_ptr<ConfigStore> store;
   std::shared_ptr<AdminService> service;
   std::unique_ptr<backend::redis::Store> redis;
@@ -68,7 +68,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   bool stopped = false;
 };
 
-AdminServer::AdminServer(asio::io_context& io, rules::Engine& engine, rules::Endpoint listen,
+AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
                          std::string config_path, std::vector<MetricsWriter> metrics_writers)
     : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
                                    std::move(metrics_writers))) {}
@@ -83,7 +83,7 @@ AdminServer::~AdminServer() {
 const backend::redis::Store* AdminServer::redis_store() const { return impl_->redis.get(); }
 
 void AdminServer::start() {
-  const rules::Endpoint& where = impl_->listen;
+  const config::Endpoint& where = impl_->listen;
   try {
     tcp::resolver resolver(impl_->io);
     const auto flags = tcp::resolver::passive | tcp::resolver::numeric_service;
@@ -98,7 +98,7 @@ void AdminServer::start() {
     acceptor.listen(asio::socket_base::max_listen_connections);
     impl_->bound = acceptor.local_endpoint();
   } catch (const std::exception& e) {
-    throw std::runtime_error("admin listener " + rules::format_endpoint(where) + ": " + e.what());
+    throw std::runtime_error("admin listener " + config::format_endpoint(where) + ": " + e.what());
   }
   impl_->accept();
   if (!impl_->store->path().empty()) {
@@ -125,8 +125,8 @@ void AdminServer::stop() {
   }
 }
 
-rules::Endpoint AdminServer::local_endpoint() const {
-  return rules::Endpoint{impl_->bound.address().to_string(), impl_->bound.port()};
+config::Endpoint AdminServer::local_endpoint() const {
+  return config::Endpoint{impl_->bound.address().to_string(), impl_->bound.port()};
 }
 
 std::vector<std::string> AdminServer::reload() { return impl_->store->reload(); }

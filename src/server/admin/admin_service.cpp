@@ -15,8 +15,8 @@
 #include "admin_router.hpp"
 #include "check_handlers.hpp"
 #include "config_store.hpp"
+#include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
-#include "sluice/rules/config_loader.hpp"
 
 namespace sluice::server {
 namespace {
@@ -34,7 +34,7 @@ std::string field_of(std::string_view message, std::string_view fallback = "body
   return std::string(message.substr(start, end - start));
 }
 
-json::value rule_json(const rules::Rule& rule) { return json::parse(rules::rule_to_json(rule)); }
+json::value rule_json(const config::Rule& rule) { return json::parse(config::rule_to_json(rule)); }
 
 // The loader joins a rule's problems with "; " and starts each with "rule 'NAME': ".
 std::vector<std::string> split_rule_problems(const std::string& joined, const std::string& name) {
@@ -60,7 +60,7 @@ Reply invalid_reply(const std::vector<std::string>& problems) {
   return json_reply(400, body);
 }
 
-std::vector<std::string> messages(const std::vector<rules::ConfigError>& errors) {
+std::vector<std::string> messages(const std::vector<config::ConfigError>& errors) {
   std::vector<std::string> out;
   for (const auto& e : errors) out.push_back(e.message);
   return out;
@@ -167,7 +167,7 @@ Reply AdminService::list_rules(const AdminRequest&) {
 
 Reply AdminService::get_rule(const AdminRequest& request) {
   const auto snapshot = store_->engine().snapshot();
-  const rules::Rule* rule = snapshot->rules.rule(request.name);
+  const config::Rule* rule = snapshot->rules.rule(request.name);
   if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
   return json_reply(200, rule_json(*rule));
 }
@@ -184,9 +184,9 @@ Reply AdminService::counted(Reply reply) {
 Reply AdminService::put(const AdminRequest& request) {
   if (request.body.empty())
     return error_reply(400, "the body must be a rule (JSON or YAML)", "body");
-  auto parsed = rules::parse_rule(request.name, request.body);
+  auto parsed = config::parse_rule(request.name, request.body);
   if (!parsed) return invalid_reply(split_rule_problems(parsed.error(), request.name));
-  rules::Rule rule = std::move(parsed).value();
+  config::Rule rule = std::move(parsed).value();
   if (rule.name != request.name) {
     return error_reply(
         400, "the body names rule '" + rule.name + "' but the path names '" + request.name + "'",
@@ -194,9 +194,9 @@ Reply AdminService::put(const AdminRequest& request) {
   }
 
   bool created = false;
-  const ChangeOutcome outcome = store_->change([&](rules::RuleSet& set) {
+  const ChangeOutcome outcome = store_->change([&](config::RuleSet& set) {
     auto it = std::find_if(set.rules.begin(), set.rules.end(),
-                           [&](const rules::Rule& r) { return r.name == rule.name; });
+                           [&](const config::Rule& r) { return r.name == rule.name; });
     created = it == set.rules.end();
     if (created) {
       set.rules.push_back(rule);
@@ -207,16 +207,16 @@ Reply AdminService::put(const AdminRequest& request) {
   });
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
   const auto snapshot = store_->engine().snapshot();
-  const rules::Rule* now = snapshot->rules.rule(request.name);
+  const config::Rule* now = snapshot->rules.rule(request.name);
   return json_reply(created ? 201 : 200, rule_json(now != nullptr ? *now : rule));
 }
 
 Reply AdminService::erase(const AdminRequest& request) {
   std::optional<Reply> refused;
-  std::optional<rules::Rule> deleted;
-  const ChangeOutcome outcome = store_->change([&](rules::RuleSet& set) {
+  std::optional<config::Rule> deleted;
+  const ChangeOutcome outcome = store_->change([&](config::RuleSet& set) {
     auto it = std::find_if(set.rules.begin(), set.rules.end(),
-                           [&](const rules::Rule& r) { return r.name == request.name; });
+                           [&](const config::Rule& r) { return r.name == request.name; });
     if (it == set.rules.end()) {
       refused = error_reply(404, "no rule named '" + request.name + "'", "name");
       return false;
@@ -260,24 +260,24 @@ Reply AdminService::validate(const AdminRequest& request) {
     if (name->empty()) name = query_param(request.query, "name");
     if (name->empty()) name = "unnamed";
     result["kind"] = "rule";
-    auto parsed = rules::parse_rule(*name, request.body);
+    auto parsed = config::parse_rule(*name, request.body);
     if (!parsed) {
       for (auto& p : split_rule_problems(parsed.error(), *name)) errors.emplace_back(p);
     } else {
-      rules::RuleSet set = store_->engine().snapshot()->rules;
+      config::RuleSet set = store_->engine().snapshot()->rules;
       auto it = std::find_if(set.rules.begin(), set.rules.end(),
-                             [&](const rules::Rule& r) { return r.name == *name; });
+                             [&](const config::Rule& r) { return r.name == *name; });
       if (it == set.rules.end()) {
         set.rules.push_back(*parsed);
       } else {
         *it = *parsed;
       }
-      for (const auto& e : rules::validate(set, "body")) errors.emplace_back(e.message);
+      for (const auto& e : config::validate(set, "body")) errors.emplace_back(e.message);
     }
   } else {
     // A whole config: checked as `sluice check-config` checks a file ("body:LINE: problem").
     result["kind"] = "config";
-    for (const auto& e : rules::load_config_text(request.body, "body").errors) {
+    for (const auto& e : config::load_config_text(request.body, "body").errors) {
       errors.emplace_back(e.format());
     }
   }

@@ -26,18 +26,18 @@ std::int64_t ceil_ms(core::Nanos d) {
 }
 
 struct Outcome {
-  rules::CheckResult result;
+  engine::CheckResult result;
   std::optional<InputError> error;
   std::int64_t cost = 1;  // as asked, for an error found after Redis answers
 };
 
-Outcome decide(rules::Engine& engine, const CheckInput& in, core::Nanos now) {
+Outcome decide(engine::Engine& engine, const CheckInput& in, core::Nanos now) {
   Outcome out;
   out.cost = in.cost;
   out.result = in.limit.empty() ? engine.check(in.rule, in.key, in.cost, now)
                                 : engine.check_inline(in.limit, in.key, in.cost, in.max_wait, now);
-  using Status = rules::CheckResult::Status;
-  const rules::CheckResult& r = out.result;
+  using Status = engine::CheckResult::Status;
+  const engine::CheckResult& r = out.result;
   if (r.status == Status::kUnknownRule) {
     out.error = InputError{r.error, "rule"};
   } else if (r.status == Status::kBadLimit) {
@@ -52,7 +52,7 @@ Outcome decide(rules::Engine& engine, const CheckInput& in, core::Nanos now) {
 
 // A rule kept in Redis: ask the store, complete the result, hand it on. Concurrency permits
 // go back at once (the check API has no request lifetime to hold them for).
-void resolve(rules::Engine& engine, backend::redis::Store* redis, Outcome outcome,
+void resolve(engine::Engine& engine, backend::redis::Store* redis, Outcome outcome,
              std::function<void(Outcome)> done) {
   if (redis == nullptr) {
     // No store on this loop (a redis url added after start): the rule's failure policy.
@@ -79,11 +79,11 @@ void resolve(rules::Engine& engine, backend::redis::Store* redis, Outcome outcom
   });
 }
 
-bool dry_run_denied(const rules::CheckResult& r) { return r.dry_run && !r.decision.allowed; }
+bool dry_run_denied(const engine::CheckResult& r) { return r.dry_run && !r.decision.allowed; }
 
 // A dry-run rule never asks the caller to block: `allowed` is what to do, `dry_run_denied`
 // what an enforcing rule would have said.
-json::object decision_json(const rules::CheckResult& r) {
+json::object decision_json(const engine::CheckResult& r) {
   const core::Decision& d = r.decision;
   json::object o;
   o["allowed"] = d.allowed || r.dry_run;
@@ -98,7 +98,7 @@ json::object decision_json(const rules::CheckResult& r) {
 }
 
 // The engine's RateLimit headers; Retry-After only when the caller is told to deny.
-void add_headers(Reply& reply, rules::CheckResult& r) {
+void add_headers(Reply& reply, engine::CheckResult& r) {
   for (auto& [name, value] : r.headers) {
     if (r.dry_run && name == "Retry-After") continue;
     reply.headers.emplace_back(std::move(name), std::move(value));
@@ -115,7 +115,7 @@ json::object error_json(const InputError& e) {
 
 Reply refuse(unsigned status, const InputError& e) { return error_reply(status, e.error, e.field); }
 
-Reply batch(rules::Engine& engine, backend::redis::Store* redis, const json::value& checks,
+Reply batch(engine::Engine& engine, backend::redis::Store* redis, const json::value& checks,
             core::Nanos now) {
   if (!checks.is_array()) {
     return error_reply(400, "'checks' must be an array of checks", "checks");
@@ -180,7 +180,7 @@ Reply batch(rules::Engine& engine, backend::redis::Store* redis, const json::val
 }
 
 // A reply that needs Redis first: `finish` builds it from the completed outcome.
-Reply after_redis(rules::Engine& engine, backend::redis::Store* redis, Outcome outcome,
+Reply after_redis(engine::Engine& engine, backend::redis::Store* redis, Outcome outcome,
                   std::function<Reply(Outcome&)> finish) {
   Reply reply;
   auto held = std::make_shared<Outcome>(std::move(outcome));  // move-only, see batch()
@@ -194,7 +194,7 @@ Reply after_redis(rules::Engine& engine, backend::redis::Store* redis, Outcome o
 
 }  // namespace
 
-Reply post_check(rules::Engine& engine, backend::redis::Store* redis, std::string_view body,
+Reply post_check(engine::Engine& engine, backend::redis::Store* redis, std::string_view body,
                  core::Nanos now) {
   boost::system::error_code ec;
   const json::value doc = json::parse(body, ec);
@@ -225,13 +225,13 @@ Reply post_check(rules::Engine& engine, backend::redis::Store* redis, std::strin
   return finish(outcome);
 }
 
-Reply get_check(rules::Engine& engine, backend::redis::Store* redis, std::string rule,
+Reply get_check(engine::Engine& engine, backend::redis::Store* redis, std::string rule,
                 std::string_view query, core::Nanos now) {
   const ParsedCheck parsed = parse_check_query(std::move(rule), query);
   if (parsed.error) return refuse(400, *parsed.error);
   auto finish = [](Outcome& outcome) {
     if (outcome.error) return refuse(outcome.error->field == "rule" ? 404 : 400, *outcome.error);
-    rules::CheckResult& r = outcome.result;
+    engine::CheckResult& r = outcome.result;
     const bool allowed = r.decision.allowed || r.dry_run;
     Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(r));
     if (allowed) reply.delay = std::chrono::nanoseconds(r.decision.delay);

@@ -17,7 +17,7 @@
 #include "admin_reply.hpp"
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/core/time.hpp"
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 
 namespace sluice::server {
 
@@ -26,10 +26,10 @@ inline constexpr std::string_view kDryRunDeniedHeader = "Sluice-Dry-Run-Denied";
 
 // `redis`: the admin loop's store, for rules kept in Redis (null when none is configured);
 // their replies come through Reply::later.
-Reply post_check(rules::Engine& engine, backend::redis::Store* redis, std::string_view body,
+Reply post_check(engine::Engine& engine, backend::redis::Store* redis, std::string_view body,
                  core::Nanos now);
 
-Reply get_check(rules::Engine& engine, backend::redis::Store* redis, std::string rule,
+Reply get_check(engine::Engine& engine, backend::redis::Store* redis, std::string rule,
                 std::string_view query, core::Nanos now);
 
 }  // namespace sluice::server

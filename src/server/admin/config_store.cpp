@@ -14,7 +14,7 @@ namespace {
 
 void log_line(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
-std::vector<std::string> formatted(const std::vector<rules::ConfigError>& errors) {
+std::vector<std::string> formatted(const std::vector<config::ConfigError>& errors) {
   std::vector<std::string> out;
   out.reserve(errors.size());
   for (const auto& e : errors) out.push_back(e.format());
@@ -23,11 +23,11 @@ std::vector<std::string> formatted(const std::vector<rules::ConfigError>& errors
 
 }  // namespace
 
-rules::RuleSet ConfigStore::for_file(const rules::RuleSet& next) const {
+config::RuleSet ConfigStore::for_file(const config::RuleSet& next) const {
   // Listener addresses may come from `sluice serve` flags, which override the file for this
   // run only: the file keeps its own. (They take effect at start-up, not on reload.)
-  rules::RuleSet out = next;
-  const rules::Loaded on_disk = rules::load_config_file(path_);
+  config::RuleSet out = next;
+  const config::Loaded on_disk = config::load_config_file(path_);
   if (on_disk.rules) {
     out.listen = on_disk.rules->listen;
     out.admin = on_disk.rules->admin;
@@ -44,7 +44,7 @@ FileStamp stamp_of(const std::string& path) {
       static_cast<std::int64_t>(st.st_mtim.tv_sec) * core::kNanosPerSecond + st.st_mtim.tv_nsec};
 }
 
-ConfigStore::ConfigStore(rules::Engine& engine, std::string path)
+ConfigStore::ConfigStore(engine::Engine& engine, std::string path)
     : engine_(engine),
       path_(std::move(path)),
       file_name_(path_.empty() ? std::string("admin") : path_),
@@ -66,7 +66,7 @@ void ConfigStore::poll() {
 std::vector<std::string> ConfigStore::reload_locked() {
   // Stamp before reading: a write racing with the read shows up as a change at the next poll.
   seen_ = stamp_of(path_);
-  rules::Loaded loaded = rules::load_config_file(path_);
+  config::Loaded loaded = config::load_config_file(path_);
   std::vector<std::string> errors = formatted(loaded.errors);
   if (errors.empty() && loaded.rules) {
     errors = engine_.apply(std::move(*loaded.rules), core::SteadyClock::read());
@@ -86,11 +86,11 @@ std::vector<std::string> ConfigStore::reload_locked() {
   return {};
 }
 
-ChangeOutcome ConfigStore::change(const std::function<bool(rules::RuleSet&)>& edit) {
+ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& edit) {
   std::lock_guard lock(mutex_);
   ChangeOutcome out;
   const auto before = engine_.snapshot();
-  rules::RuleSet next = before->rules;
+  config::RuleSet next = before->rules;
   if (!edit(next)) return out;
 
   const bool write_back = !path_.empty() && next.write_back;
@@ -101,12 +101,12 @@ ChangeOutcome ConfigStore::change(const std::function<bool(rules::RuleSet&)>& ed
                   "second (or on SIGHUP): retry then";
     return out;
   }
-  out.errors = rules::validate(next, file_name_);
+  out.errors = config::validate(next, file_name_);
   std::string yaml;
-  if (out.errors.empty() && write_back) yaml = rules::to_yaml(for_file(next));
+  if (out.errors.empty() && write_back) yaml = config::to_yaml(for_file(next));
   if (out.errors.empty()) {
     for (auto& message : engine_.apply(std::move(next), core::SteadyClock::read())) {
-      out.errors.push_back(rules::ConfigError{file_name_, 0, std::move(message)});
+      out.errors.push_back(config::ConfigError{file_name_, 0, std::move(message)});
     }
   }
   if (!out.errors.empty()) {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/rules/config_loader.hpp"
-#include "sluice/rules/engine.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/engine/engine.hpp"
 
 namespace sluice::server {
 
@@ -38,16 +38,16 @@ struct ChangeOutcome {
     kWriteFailed,  // the file could not be written: nothing applied (rolled back)
   };
   Kind kind = Kind::kUnchanged;
-  std::vector<rules::ConfigError> errors;  // kInvalid
-  std::string problem;                     // kFileChanged, kWriteFailed
+  std::vector<config::ConfigError> errors;  // kInvalid
+  std::string problem;                      // kFileChanged, kWriteFailed
 };
 
 class ConfigStore {
  public:
   // `path` "" = no file: reload() and poll() do nothing, changes are not written back.
-  ConfigStore(rules::Engine& engine, std::string path);
+  ConfigStore(engine::Engine& engine, std::string path);
 
-  rules::Engine& engine() const { return engine_; }
+  engine::Engine& engine() const { return engine_; }
   const std::string& path() const { return path_; }
   // The file name errors are reported against ("admin" without a file).
   const std::string& file_name() const { return file_name_; }
@@ -62,7 +62,7 @@ class ConfigStore {
   // Runs `edit` on a copy of the rules in force, under the lock. When it returns true, the copy
   // is validated in full, applied, and written back to the file (atomically) if there is one
   // and `write_back` is on. A failed write rolls the engine back.
-  ChangeOutcome change(const std::function<bool(rules::RuleSet&)>& edit);
+  ChangeOutcome change(const std::function<bool(config::RuleSet&)>& edit);
 
   std::uint64_t reloads_ok() const { return reloads_ok_.load(std::memory_order_relaxed); }
   std::uint64_t reloads_error() const { return reloads_error_.load(std::memory_order_relaxed); }
@@ -70,9 +70,9 @@ class ConfigStore {
  private:
   std::vector<std::string> reload_locked();
   // `next` as the file should hold it.
-  rules::RuleSet for_file(const rules::RuleSet& next) const;
+  config::RuleSet for_file(const config::RuleSet& next) const;
 
-  rules::Engine& engine_;
+  engine::Engine& engine_;
   const std::string path_;
   const std::string file_name_;
   std::mutex mutex_;

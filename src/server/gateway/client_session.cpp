@@ -155,7 +155,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   const std::string_view target = req.target();
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 
-  rules::RequestView view;
+  engine::RequestView view;
   if (!read_target(req, view)) co_return co_await refuse_head(400);
 
   // The one clock read of this request: every limit decides at this instant.
@@ -165,7 +165,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   view.peer = peer_;
   view.headers = headers_;
 
-  rules::Verdict verdict = worker_.engine().decide(view, now);
+  engine::Verdict verdict = worker_.engine().decide(view, now);
   if (verdict.remote) {
     // Rules kept in Redis: the loop's store batches this with its other requests; whatever
     // Redis does, the answer comes within the store's timeout (failure policy after that).
@@ -178,13 +178,13 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     }
     verdict = worker_.engine().finish(std::move(verdict), std::move(answer));
   }
-  const rules::RuleSet& rules = verdict.snapshot->rules;
+  const config::RuleSet& rules = verdict.snapshot->rules;
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
   const bool keep_alive = p.keep_alive() && !worker_.draining();
   Next next = Next::kClose;
   switch (verdict.kind) {
-    case rules::Verdict::Kind::kForward:
+    case engine::Verdict::Kind::kForward:
       exchange_.decision = "forward";
       if (verdict.delay > 0) {
         // Held on a timer, never on the thread: the loop serves others meanwhile.
@@ -194,15 +194,15 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
       }
       next = co_await forward(verdict, keep_alive);
       break;
-    case rules::Verdict::Kind::kRespond:
+    case engine::Verdict::Kind::kRespond:
       exchange_.decision = "respond";
       next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
       break;
-    case rules::Verdict::Kind::kReject:
+    case engine::Verdict::Kind::kReject:
       exchange_.decision = "reject";
       next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
       break;
-    case rules::Verdict::Kind::kNoRoute: {
+    case engine::Verdict::Kind::kNoRoute: {
       exchange_.decision = "noroute";
       const int status = verdict.status != 0 ? verdict.status : 404;
       const std::string_view body = verdict.body.empty() ? reason_body(status) : verdict.body;
@@ -221,7 +221,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
 }
 
 bool ClientSession::read_target(const http::request_header<Fields>& req,
-                                rules::RequestView& view) {
+                                engine::RequestView& view) {
   namespace ph = proto::http;
   if (ph::normalize_target(req.target(), escaped_slashes_, path_scratch_, target_) !=
       ph::TargetError::kNone) {
@@ -306,7 +306,7 @@ Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code
   co_return Next::kClose;
 }
 
-Awaitable<ClientSession::Next> ClientSession::forward(rules::Verdict& verdict, bool keep_alive) {
+Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, bool keep_alive) {
   RequestParser& p = *parser_;
   const auto& req = p.get();
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);

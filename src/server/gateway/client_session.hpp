@@ -17,7 +17,7 @@
 
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 #include "upstream_pool.hpp"
 #include "watchdog.hpp"
 
@@ -63,13 +63,13 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Fills `view` (method, host, path, query) from the request head as routes must see it:
   // the normalized path and the routing host into target_; false when the head gets 400.
   bool read_target(const boost::beast::http::request_header<Fields>& req,
-                   rules::RequestView& view);
+                   engine::RequestView& view);
   // Answers a request head that cannot be served (400, 414, 431) and closes; 0: just close.
   Awaitable<Next> refuse_head(int status);
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
                                 bool keep_alive);
-  Awaitable<Next> forward(rules::Verdict& verdict, bool keep_alive);
+  Awaitable<Next> forward(engine::Verdict& verdict, bool keep_alive);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
   // Reads the next piece of the request body into body_ (with the client's deadline).
@@ -101,7 +101,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::optional<RequestParser> parser_;
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
-  std::vector<rules::Header> headers_;
+  std::vector<engine::Header> headers_;
   proto::http::TargetParts target_;  // the request's target as forwarded
   std::string path_scratch_;         // where target_.path lives when it was rewritten
   std::string host_scratch_;         // where the routing host lives when it was lower-cased
@@ -114,7 +114,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool idle_ = false;    // waiting for a request with nothing of it read
   bool first_ = true;    // no request served yet: the header timeout, not the idle one
   bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
-  rules::Timeouts timeouts_;
+  config::Timeouts timeouts_;
   proto::http::EscapedSlashes escaped_slashes_ = proto::http::EscapedSlashes::kDecode;
   Exchange exchange_;
 };

@@ -17,7 +17,7 @@
 #include <csignal>
 #include <string_view>
 
-#include "sluice/rules/config_loader.hpp"
+#include "sluice/config/loader.hpp"
 
 namespace sluice::server {
 
@@ -76,7 +76,7 @@ asio::awaitable<void> accept(tcp::acceptor& acceptor) {
 
 }  // namespace
 
-int run_demo_upstream(const rules::Endpoint& listen, std::FILE* err) {
+int run_demo_upstream(const config::Endpoint& listen, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   tcp::acceptor acceptor(io);
@@ -94,12 +94,12 @@ int run_demo_upstream(const rules::Endpoint& listen, std::FILE* err) {
     acceptor.listen(asio::socket_base::max_listen_connections);
   } catch (const boost::system::system_error& e) {
     std::fprintf(err, "sluice demo-upstream: cannot listen on %s: %s\n",
-                 rules::format_endpoint(listen).c_str(), e.code().message().c_str());
+                 config::format_endpoint(listen).c_str(), e.code().message().c_str());
     return 1;
   }
   const auto bound = acceptor.local_endpoint();
   std::fprintf(err, "sluice demo-upstream: listening on %s\n",
-               rules::format_endpoint({bound.address().to_string(), bound.port()}).c_str());
+               config::format_endpoint({bound.address().to_string(), bound.port()}).c_str());
   std::fflush(err);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });

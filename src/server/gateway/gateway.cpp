@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "access_log.hpp"
-#include "sluice/rules/config_loader.hpp"
+#include "sluice/config/loader.hpp"
 #include "worker.hpp"
 
 namespace sluice::server {
@@ -19,8 +19,8 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct Gateway::Impl {
-  explicit Impl(rules::Engine& e) : engine(e) {}
-  rules::Engine& engine;
+  explicit Impl(engine::Engine& e) : engine(e) {}
+  engine::Engine& engine;
   gateway::AccessLog log;
   std::vector<std::unique_ptr<gateway::Worker>> workers;
   std::mutex mu;
@@ -31,7 +31,7 @@ namespace {
 
 // The addresses to bind for an endpoint: "" is every address (IPv6 and IPv4 when the host has
 // IPv6, else IPv4); a name is resolved once, at start-up.
-std::vector<tcp::endpoint> bind_addresses(const rules::Endpoint& listen) {
+std::vector<tcp::endpoint> bind_addresses(const config::Endpoint& listen) {
   if (listen.host.empty()) {
     return {tcp::endpoint(tcp::v6(), listen.port), tcp::endpoint(tcp::v4(), listen.port)};
   }
@@ -45,7 +45,7 @@ std::vector<tcp::endpoint> bind_addresses(const rules::Endpoint& listen) {
     out.push_back(r.endpoint());
   }
   if (ec || out.empty()) {
-    throw std::runtime_error("cannot listen on " + rules::format_endpoint(listen) + ": " +
+    throw std::runtime_error("cannot listen on " + config::format_endpoint(listen) + ": " +
                              (ec ? ec.message() : "no address"));
   }
   return out;
@@ -53,7 +53,7 @@ std::vector<tcp::endpoint> bind_addresses(const rules::Endpoint& listen) {
 
 }  // namespace
 
-Gateway::Gateway(rules::Engine& engine, GatewayOptions options)
+Gateway::Gateway(engine::Engine& engine, GatewayOptions options)
     : impl_(std::make_unique<Impl>(engine)) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t n = options.workers > 0 ? static_cast<std::size_t>(options.workers) : hw;
@@ -72,7 +72,7 @@ Gateway::Gateway(rules::Engine& engine, GatewayOptions options)
       last_error = e.code().message();
     }
   }
-  throw std::runtime_error("cannot listen on " + rules::format_endpoint(options.listen) + ": " +
+  throw std::runtime_error("cannot listen on " + config::format_endpoint(options.listen) + ": " +
                            last_error);
 }
 
@@ -82,9 +82,9 @@ void Gateway::start() {
   for (auto& w : impl_->workers) w->start();
 }
 
-rules::Endpoint Gateway::local_endpoint() const {
+config::Endpoint Gateway::local_endpoint() const {
   const tcp::endpoint ep = impl_->workers.front()->local_endpoint();
-  return rules::Endpoint{ep.address().to_string(), ep.port()};
+  return config::Endpoint{ep.address().to_string(), ep.port()};
 }
 
 void Gateway::shutdown() {

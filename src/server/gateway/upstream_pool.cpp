@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "sluice/rules/config_loader.hpp"
+#include "sluice/config/loader.hpp"
 
 namespace sluice::server::gateway {
 
@@ -21,7 +21,7 @@ bool still_open(Socket& s) {
 
 }  // namespace
 
-UpstreamState& UpstreamPool::state(const rules::Upstream& upstream, std::uint64_t version) {
+UpstreamState& UpstreamPool::state(const config::Upstream& upstream, std::uint64_t version) {
   auto it = upstreams_.find(upstream.name);
   if (it == upstreams_.end()) {
     it = upstreams_.emplace(upstream.name, UpstreamState{}).first;
@@ -45,7 +45,7 @@ UpstreamState& UpstreamPool::state(const rules::Upstream& upstream, std::uint64_
     if (!kept) {
       kept = std::make_shared<ServerState>();
       kept->endpoint = ep;
-      kept->authority = rules::format_endpoint(ep);
+      kept->authority = config::format_endpoint(ep);
     }
     servers.push_back(std::move(kept));
   }

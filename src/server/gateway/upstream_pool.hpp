@@ -14,8 +14,8 @@
 
 #include "gateway_metrics.hpp"
 #include "loop_types.hpp"
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/time.hpp"
-#include "sluice/rules/rule_set.hpp"
 
 namespace sluice::server::gateway {
 
@@ -27,7 +27,7 @@ struct UpstreamConnection {
 };
 
 struct ServerState {
-  rules::Endpoint endpoint;
+  config::Endpoint endpoint;
   std::string authority;  // "host:port": the Host for clients that sent none
   std::optional<boost::asio::ip::tcp::endpoint> address;  // resolved at first use
   int fails = 0;
@@ -53,7 +53,7 @@ class UpstreamPool {
 
   // The state of `upstream` as of snapshot `version`: servers added or removed by a reload
   // are picked up, those that stay keep their connections and health.
-  UpstreamState& state(const rules::Upstream& upstream, std::uint64_t version);
+  UpstreamState& state(const config::Upstream& upstream, std::uint64_t version);
 
   // The next server by round robin that is not down and not in `tried` (bit i = servers[i]);
   // when every untried server is down, the next untried one all the same (better a try than

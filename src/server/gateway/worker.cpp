@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "client_session.hpp"
-#include "sluice/rules/store_options.hpp"
+#include "sluice/engine/store_options.hpp"
 
 namespace sluice::server::gateway {
 
@@ -24,7 +24,7 @@ Awaitable<void> run_session(std::shared_ptr<ClientSession> session) { co_await s
 
 }  // namespace
 
-Worker::Worker(rules::Engine& engine, AccessLog& log, const tcp::endpoint& address)
+Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& address)
     : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(1)) {
   acceptor_ = std::make_unique<Acceptor>(io_->get_executor());
   acceptor_->open(address.protocol());
@@ -40,7 +40,7 @@ Worker::Worker(rules::Engine& engine, AccessLog& log, const tcp::endpoint& addre
   acceptor_->bind(address);
   acceptor_->listen(asio::socket_base::max_listen_connections);
   local_ = acceptor_->local_endpoint();
-  if (auto o = rules::store_options(engine_.snapshot()->rules)) {
+  if (auto o = engine::store_options(engine_.snapshot()->rules)) {
     redis_ = std::make_unique<backend::redis::Store>(*io_, *o);
   }
 }

@@ -12,7 +12,7 @@
 #include "gateway_metrics.hpp"
 #include "loop_types.hpp"
 #include "sluice/backend/redis/store.hpp"
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 #include "upstream_pool.hpp"
 
 namespace sluice::server::gateway {
@@ -22,7 +22,7 @@ class ClientSession;
 class Worker {
  public:
   // Binds and listens on `address` (throws boost::system::system_error when it cannot).
-  Worker(rules::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address);
+  Worker(engine::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -35,7 +35,7 @@ class Worker {
   void stop();      // stop the loop and join its thread
 
   // For the loop's sessions (loop thread only).
-  rules::Engine& engine() { return engine_; }
+  engine::Engine& engine() { return engine_; }
   AccessLog& access_log() { return log_; }
   UpstreamPool& pool() { return pool_; }
   // This loop's connection to the Redis backend; null when no rule store is configured.
@@ -49,7 +49,7 @@ class Worker {
  private:
   Awaitable<void> accept_loop();
 
-  rules::Engine& engine_;
+  engine::Engine& engine_;
   AccessLog& log_;
   // Destroyed explicitly in ~Worker, before the members its pending handlers refer to.
   std::unique_ptr<boost::asio::io_context> io_;

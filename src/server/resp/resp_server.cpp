@@ -18,8 +18,8 @@
 
 #include "resp_context.hpp"
 #include "resp_session.hpp"
+#include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
-#include "sluice/rules/config_loader.hpp"
 
 namespace sluice::server {
 
@@ -104,7 +104,7 @@ class Listener {
   tcp::endpoint local_;
 };
 
-tcp::endpoint bind_address(const rules::Endpoint& listen) {
+tcp::endpoint bind_address(const config::Endpoint& listen) {
   if (listen.host.empty()) return tcp::endpoint(tcp::v6(), listen.port);
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(listen.host, ec);
@@ -113,7 +113,7 @@ tcp::endpoint bind_address(const rules::Endpoint& listen) {
   tcp::resolver resolver(io);
   const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
   if (ec || results.empty()) {
-    throw std::runtime_error("cannot listen on " + rules::format_endpoint(listen) + ": " +
+    throw std::runtime_error("cannot listen on " + config::format_endpoint(listen) + ": " +
                              (ec ? ec.message() : "no address"));
   }
   return results.begin()->endpoint();
@@ -123,11 +123,11 @@ tcp::endpoint bind_address(const rules::Endpoint& listen) {
 }  // namespace resp
 
 struct RespServer::Impl {
-  Impl(asio::io_context& shared, rules::Endpoint at, RespServerOptions o)
+  Impl(asio::io_context& shared, config::Endpoint at, RespServerOptions o)
       : shared_io(shared), listen(std::move(at)), options(std::move(o)) {}
 
   asio::io_context& shared_io;
-  rules::Endpoint listen;
+  config::Endpoint listen;
   RespServerOptions options;
   std::shared_ptr<resp::ServerState> state;
   // Own loops (workers > 0): each io_context outlives its listener and its thread.
@@ -140,7 +140,7 @@ struct RespServer::Impl {
   bool stopped = false;
 };
 
-RespServer::RespServer(asio::io_context& io, rules::Endpoint listen, RespServerOptions options)
+RespServer::RespServer(asio::io_context& io, config::Endpoint listen, RespServerOptions options)
     : impl_(std::make_unique<Impl>(io, std::move(listen), std::move(options))) {}
 
 RespServer::~RespServer() {
@@ -170,7 +170,7 @@ void RespServer::start() {
   } catch (const boost::system::system_error& e) {
     m.listeners.clear();
     m.ios.clear();
-    throw std::runtime_error("cannot listen on " + rules::format_endpoint(m.listen) + ": " +
+    throw std::runtime_error("cannot listen on " + config::format_endpoint(m.listen) + ": " +
                              e.code().message());
   }
   m.local = m.listeners.front()->local_endpoint();
@@ -205,12 +205,12 @@ void RespServer::stop() {
   }
 }
 
-rules::Endpoint RespServer::local_endpoint() const {
+config::Endpoint RespServer::local_endpoint() const {
   auto a = impl_->local.address();
   if (a.is_v6() && a.to_v6().is_v4_mapped()) {
     a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
   }
-  return rules::Endpoint{a.to_string(), impl_->local.port()};
+  return config::Endpoint{a.to_string(), impl_->local.port()};
 }
 
 void RespServer::write_metrics(std::string& out) const {

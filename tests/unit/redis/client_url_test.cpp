@@ -1,8 +1,8 @@
 // Store URLs and key slots: the parts of the Redis client that need no server.
 #include <gtest/gtest.h>
 
+#include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/key_slot.hpp"
-#include "sluice/backend/redis/store_url.hpp"
 
 namespace sluice::backend::redis {
 namespace {

@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/reply.hpp"
-#include "sluice/backend/redis/store_url.hpp"
 
 namespace sluice::backend::redis::testing {
 

@@ -133,15 +133,5 @@ TEST(KeyedTable, BudgetBelowOneBucketIsRefused) {
                std::invalid_argument);
 }
 
-TEST(ParseBytes, AcceptsUnitsAndNamesBadInput) {
-  EXPECT_EQ(*parse_bytes("64MiB"), 64u << 20);
-  EXPECT_EQ(*parse_bytes("16m"), 16u << 20);
-  EXPECT_EQ(*parse_bytes("1g"), 1u << 30);
-  EXPECT_EQ(*parse_bytes("4096"), 4096u);
-  EXPECT_NE(parse_bytes("12q").error().find("unknown unit"), std::string::npos);
-  EXPECT_FALSE(parse_bytes("MiB"));
-  EXPECT_FALSE(parse_bytes("99999999999999999999999"));
-}
-
 }  // namespace
 }  // namespace sluice::table

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/reply.hpp"
-#include "sluice/backend/redis/store_url.hpp"
 #include "sluice/core/time.hpp"
 
 namespace sluice::backend::redis {

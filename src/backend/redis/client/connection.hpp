@@ -14,7 +14,7 @@
 
 #include "reply_reader.hpp"
 #include "request.hpp"
-#include "sluice/backend/redis/store_url.hpp"
+#include "sluice/backend/redis/endpoint.hpp"
 
 namespace sluice::backend::redis::detail {
 

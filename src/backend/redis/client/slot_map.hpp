@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/backend/redis/reply.hpp"
-#include "sluice/backend/redis/store_url.hpp"
 
 namespace sluice::backend::redis::detail {
 

@@ -1,21 +1,21 @@
 // Engine (engine.hpp): compiling a RuleSet into a snapshot that keeps unchanged limits'
 // tables, and deciding a request against it.
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 
 #include <map>
 #include <stdexcept>
 #include <variant>
 
+#include "sluice/config/loader.hpp"
+#include "sluice/engine/quota.hpp"
 #include "sluice/local/combined_decision.hpp"
 #include "sluice/proto/http/prometheus_text.hpp"
 #include "sluice/proto/http/ratelimit_fields.hpp"
-#include "sluice/rules/config_loader.hpp"
-#include "sluice/rules/quota.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 namespace {
 
-bool matches(const RouteMatch& m, const RequestView& r) {
+bool matches(const config::RouteMatch& m, const RequestView& r) {
   if (!m.host.empty() && !iequals(m.host, host_without_port(r.host))) return false;
   if (!m.path_exact.empty() && r.path != m.path_exact) return false;
   if (!m.path_prefix.empty() && r.path.substr(0, m.path_prefix.size()) != m.path_prefix) {
@@ -31,7 +31,7 @@ bool matches(const RouteMatch& m, const RequestView& r) {
 
 // The table of a rule in the new snapshot: the old one as it is (same limit), the old one
 // retuned (same algorithm and memory, other parameters: every key keeps its state), or new.
-core::Expected<local::TableLimit> table_for(const Rule& rule, const CompiledRule* old,
+core::Expected<local::TableLimit> table_for(const config::Rule& rule, const CompiledRule* old,
                                             std::size_t memory, std::size_t old_memory,
                                             core::Nanos now) {
   if (old != nullptr && memory == old_memory &&
@@ -69,26 +69,40 @@ std::shared_ptr<RuleCounters> counters_for(const Snapshot* old, std::string_view
 
 constexpr std::size_t kRemoteRuleTable = 1024;
 
+backend::redis::FailurePolicy backend_policy(config::FailurePolicy p) {
+  switch (p) {
+    case config::FailurePolicy::kOpen:
+      return backend::redis::FailurePolicy::kOpen;
+    case config::FailurePolicy::kClosed:
+      return backend::redis::FailurePolicy::kClosed;
+    case config::FailurePolicy::kLocal:
+      return backend::redis::FailurePolicy::kLocal;
+  }
+  return backend::redis::FailurePolicy::kOpen;
+}
+
 // The Redis form of a rule: the previous one when nothing about it changed (its local
 // fallback keeps its state), else a new one.
 core::Expected<std::shared_ptr<const backend::redis::RemoteLimit>> remote_for(
-    const RuleSet& rules, const Rule& rule, const CompiledRule* old, const RuleSet* old_rules) {
-  const RedisRuleOptions o = rules.redis_options_of(rule);
+    const config::RuleSet& rules, const config::Rule& rule, const CompiledRule* old,
+    const config::RuleSet* old_rules) {
+  const config::RedisRuleOptions o = rules.redis_options_of(rule);
   if (old != nullptr && old->remote && old_rules != nullptr &&
       old->rule.limit.canonical == rule.limit.canonical &&
       old_rules->redis_options_of(old->rule) == o) {
     return old->remote;
   }
   backend::redis::RemoteLimitOptions options;
-  options.on_failure = o.on_failure;
+  options.on_failure = backend_policy(o.on_failure);
   options.local_share = o.local_share;
   options.lease = o.lease;
   options.lease_ttl = o.lease_ttl;
   return backend::redis::RemoteLimit::make(rule.name, rule.limit, options);
 }
 
-local::Combine combine_of(Combine c) {
-  return c == Combine::kFirst ? local::Combine::kFirstThatAllows : local::Combine::kAllMustPass;
+local::Combine combine_of(config::Combine c) {
+  return c == config::Combine::kFirst ? local::Combine::kFirstThatAllows
+                                      : local::Combine::kAllMustPass;
 }
 
 // The rate-limit response fields of a request from the decisions of the limits that applied:
@@ -110,7 +124,7 @@ class ResponseFields {
     }
   }
 
-  void write(const RuleSet& rules, const core::Decision& total,
+  void write(const config::RuleSet& rules, const core::Decision& total,
              std::vector<std::pair<std::string, std::string>>& out) const {
     if (rules.ratelimit_headers && !policies_.empty()) {
       out.emplace_back("RateLimit-Policy", proto::http::ratelimit_policy(policies_));
@@ -138,7 +152,7 @@ class ResponseFields {
 
 }  // namespace
 
-Engine::Engine(RuleSet rules, core::Nanos now) {
+Engine::Engine(config::RuleSet rules, core::Nanos now) {
   const auto errors = apply(std::move(rules), now);
   if (!errors.empty()) {
     std::string all;
@@ -147,9 +161,9 @@ Engine::Engine(RuleSet rules, core::Nanos now) {
   }
 }
 
-std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
+std::vector<std::string> Engine::apply(config::RuleSet rules, core::Nanos now) {
   std::vector<std::string> errors;
-  for (const auto& e : validate(rules, "")) errors.push_back(e.format());
+  for (const auto& e : config::validate(rules, "")) errors.push_back(e.format());
   if (!errors.empty()) return errors;
 
   const std::shared_ptr<const Snapshot> old = current_.load();
@@ -158,14 +172,14 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
   snap->version = old ? old->version + 1 : 1;
 
   std::map<std::string, const CompiledRule*, std::less<>> by_name;
-  for (const Rule& rule : snap->rules.rules) {
+  for (const config::Rule& rule : snap->rules.rules) {
     const CompiledRule* previous = nullptr;
     if (old) {
       for (const auto& c : old->compiled) {
         if (c->rule.name == rule.name) previous = c.get();
       }
     }
-    const bool remote = snap->rules.storage_of(rule) == Storage::kRedis;
+    const bool remote = snap->rules.storage_of(rule) == config::Storage::kRedis;
     std::shared_ptr<const backend::redis::RemoteLimit> remote_limit;
     if (remote) {
       auto made = remote_for(snap->rules, rule, previous, old ? &old->rules : nullptr);
@@ -201,7 +215,7 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
     snap->check_counters.push_back(counters ? counters : std::make_shared<RuleCounters>());
   }
 
-  for (const Route& route : snap->rules.routes) {
+  for (const config::Route& route : snap->rules.routes) {
     auto c = std::make_unique<CompiledRoute>();
     c->route = route;
     c->upstream = route.upstream.empty() ? nullptr : snap->rules.upstream(route.upstream);
@@ -209,7 +223,7 @@ std::vector<std::string> Engine::apply(RuleSet rules, core::Nanos now) {
     for (const auto& name : route.rules) {
       const CompiledRule* rule = by_name.at(name);
       auto counters = counters_for(old.get(), route.name, name);
-      if (rule->rule.action == Action::kDryRun) {
+      if (rule->rule.action == config::Action::kDryRun) {
         c->dry_run.push_back(rule);
         c->dry_run_counters.push_back(counters);
         c->dry_run_policies.push_back(std::make_unique<local::Policy>(
@@ -255,7 +269,7 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
 
   // Dry-run rules: decided and counted as if enforced, never blocking.
   for (std::size_t i = 0; i < route.dry_run.size(); ++i) {
-    const Rule& rule = route.dry_run[i]->rule;
+    const config::Rule& rule = route.dry_run[i]->rule;
     const auto key = request_key(rule.key, request, v.client, route.route.name);
     if (!key) {
       route.dry_run_counters[i]->missing_key.fetch_add(1, std::memory_order_relaxed);
@@ -275,8 +289,8 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
   std::vector<std::string_view> views(n);
   std::vector<core::Nanos> waits(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Rule& rule = route.enforce[i]->rule;
-    waits[i] = rule.action == Action::kDelay ? rule.max_wait : 0;
+    const config::Rule& rule = route.enforce[i]->rule;
+    waits[i] = rule.action == config::Action::kDelay ? rule.max_wait : 0;
     auto key = request_key(rule.key, request, v.client, route.route.name);
     if (key) {
       keys[i] = std::move(*key);
@@ -284,7 +298,7 @@ Verdict Engine::decide(const RequestView& request, core::Nanos now) const {
       continue;
     }
     route.enforce_counters[i]->missing_key.fetch_add(1, std::memory_order_relaxed);
-    if (rule.on_missing_key == OnMissingKey::kDeny) {
+    if (rule.on_missing_key == config::OnMissingKey::kDeny) {
       route.enforce_counters[i]->denied.fetch_add(1, std::memory_order_relaxed);
       v.kind = Verdict::Kind::kReject;
       v.status = rule.status;
@@ -351,11 +365,11 @@ void Engine::conclude(Verdict& v, const core::Decision& total) const {
   const std::size_t n = route.enforce.size();
   const bool allowed = total.allowed;
   ResponseFields fields;
-  const Rule* denier = nullptr;
+  const config::Rule* denier = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     if (!v.each[i]) continue;
     const core::Decision& d = *v.each[i];
-    const Rule& rule = route.enforce[i]->rule;
+    const config::Rule& rule = route.enforce[i]->rule;
     RuleCounters& c = *route.enforce_counters[i];
     if (allowed) {
       c.allowed.fetch_add(1, std::memory_order_relaxed);
@@ -370,7 +384,7 @@ void Engine::conclude(Verdict& v, const core::Decision& total) const {
 
   if (!allowed) {
     v.kind = Verdict::Kind::kReject;
-    const Rule& rule = denier != nullptr ? *denier : route.enforce.front()->rule;
+    const config::Rule& rule = denier != nullptr ? *denier : route.enforce.front()->rule;
     v.status = rule.status;
     v.body = rule.body;
     v.leases.clear();
@@ -390,7 +404,7 @@ namespace {
 
 // Decides one key against a single-limit policy and describes it for a client.
 CheckResult check_one(local::Policy& policy, std::string_view name,
-                      const spec::AlgorithmParams& params, const RuleSet& rules,
+                      const spec::AlgorithmParams& params, const config::RuleSet& rules,
                       std::string_view key, std::int64_t cost, core::Nanos max_wait,
                       core::Nanos now) {
   CheckResult out;
@@ -419,14 +433,14 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
                           core::Nanos now) const {
   const auto snap = current_.load();
   for (std::size_t i = 0; i < snap->compiled.size(); ++i) {
-    const Rule& r = snap->compiled[i]->rule;
+    const config::Rule& r = snap->compiled[i]->rule;
     if (r.name != rule) continue;
     if (snap->compiled[i]->remote) {
       CheckResult out;
-      out.dry_run = r.action == Action::kDryRun;
+      out.dry_run = r.action == config::Action::kDryRun;
       backend::redis::Query query;
       query.items.push_back({snap->compiled[i]->remote, std::string(key),
-                             r.action == Action::kDelay ? r.max_wait : 0});
+                             r.action == config::Action::kDelay ? r.max_wait : 0});
       query.cost = cost;
       out.remote = std::move(query);
       out.snapshot = snap;
@@ -434,8 +448,8 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
       return out;
     }
     CheckResult out = check_one(*snap->check_policies[i], r.name, r.limit.params, snap->rules, key,
-                                cost, r.action == Action::kDelay ? r.max_wait : 0, now);
-    out.dry_run = r.action == Action::kDryRun;
+                                cost, r.action == config::Action::kDelay ? r.max_wait : 0, now);
+    out.dry_run = r.action == config::Action::kDryRun;
     count_check(*snap->check_counters[i], out);
     return out;
   }
@@ -447,7 +461,7 @@ CheckResult Engine::check(std::string_view rule, std::string_view key, std::int6
 
 CheckResult Engine::finish_check(CheckResult out, backend::redis::Answer answer) const {
   const Snapshot& snap = *out.snapshot;
-  const Rule& r = snap.compiled[out.rule_index]->rule;
+  const config::Rule& r = snap.compiled[out.rule_index]->rule;
   out.remote.reset();
   out.decision = answer.combined;
   out.remote_leases = std::move(answer.leases);
@@ -504,7 +518,7 @@ void Engine::write_metrics(std::string& out) const {
   constexpr std::string_view kRequests = "sluice_rule_requests_total";
   prometheus_family(out, kRequests, "counter",
                     "Requests decided by a rule on a route, by outcome.");
-  auto all = [&](std::string_view route, const Rule& rule, const RuleCounters& c) {
+  auto all = [&](std::string_view route, const config::Rule& rule, const RuleCounters& c) {
     const std::pair<const char*, const std::atomic<std::uint64_t>*> outcomes[] = {
         {"allowed", &c.allowed},
         {"denied", &c.denied},
@@ -554,4 +568,4 @@ void Engine::write_metrics(std::string& out) const {
   }
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

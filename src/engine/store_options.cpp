@@ -1,9 +1,9 @@
-// store_options (sluice/rules/store_options.hpp).
-#include "sluice/rules/store_options.hpp"
+// store_options (sluice/engine/store_options.hpp).
+#include "sluice/engine/store_options.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 
-std::optional<backend::redis::StoreOptions> store_options(const RuleSet& rules) {
+std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet& rules) {
   if (!rules.redis || rules.redis->url.empty()) return std::nullopt;
   auto url = backend::redis::parse_store_url(rules.redis->url);
   if (!url) return std::nullopt;  // validate() reported it; a valid RuleSet never gets here
@@ -16,4 +16,4 @@ std::optional<backend::redis::StoreOptions> store_options(const RuleSet& rules) 
   return o;
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

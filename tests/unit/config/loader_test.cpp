@@ -1,6 +1,6 @@
 // The YAML config: every file of the corpus (tests/testdata/config) loads or fails as its
 // header says, to_yaml round-trips, single rules come from JSON, and validate() cross-checks.
-#include "sluice/rules/config_loader.hpp"
+#include "sluice/config/loader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice::rules {
+namespace sluice::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -458,4 +458,4 @@ TEST(Cidr, ParsesNetworksAndBareAddresses) {
 }
 
 }  // namespace
-}  // namespace sluice::rules
+}  // namespace sluice::config

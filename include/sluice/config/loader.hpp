@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/expected.hpp"
-#include "sluice/rules/rule_set.hpp"
 
-namespace sluice::rules {
+namespace sluice::config {
 
 struct ConfigError {
   std::string file;
@@ -50,4 +50,4 @@ std::string format_endpoint(const Endpoint& endpoint);
 // "10.0.0.0/8", "::1/128", or a bare address (a /32 or /128); host bits must be zero.
 core::Expected<Cidr> parse_cidr(std::string_view text);
 
-}  // namespace sluice::rules
+}  // namespace sluice::config

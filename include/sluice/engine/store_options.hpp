@@ -5,11 +5,11 @@
 #include <optional>
 
 #include "sluice/backend/redis/store.hpp"
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 
 // nullopt when no store is configured (no `redis:` url).
-std::optional<backend::redis::StoreOptions> store_options(const RuleSet& rules);
+std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet& rules);
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

@@ -1,12 +1,12 @@
 // Key lookups over a RequestView (request_view.hpp): headers, query, cookies, client address.
-#include "sluice/rules/request_view.hpp"
+#include "sluice/engine/request_view.hpp"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <cstring>
 
-namespace sluice::rules {
+namespace sluice::engine {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -38,7 +38,7 @@ bool parse_ip(std::string_view text, unsigned char out[16], bool& v6) {
   return false;
 }
 
-bool trusted_address(std::string_view address, std::span<const Cidr> trusted) {
+bool trusted_address(std::string_view address, std::span<const config::Cidr> trusted) {
   for (const auto& net : trusted) {
     if (cidr_contains(net, address)) return true;
   }
@@ -145,7 +145,7 @@ std::string_view host_without_port(std::string_view host) {
   return colon == std::string_view::npos ? host : host.substr(0, colon);
 }
 
-bool cidr_contains(const Cidr& net, std::string_view address) {
+bool cidr_contains(const config::Cidr& net, std::string_view address) {
   unsigned char ip[16];
   bool v6 = false;
   if (!parse_ip(address, ip, v6) || v6 != net.v6) return false;
@@ -157,7 +157,7 @@ bool cidr_contains(const Cidr& net, std::string_view address) {
   return (ip[full] & mask) == (net.bytes[full] & mask);
 }
 
-std::string client_address(const RequestView& request, std::span<const Cidr> trusted) {
+std::string client_address(const RequestView& request, std::span<const config::Cidr> trusted) {
   if (trusted.empty() || !trusted_address(request.peer, trusted)) return std::string(request.peer);
   const auto chain = forwarded_chain(request);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -167,48 +167,48 @@ std::string client_address(const RequestView& request, std::span<const Cidr> tru
   return chain.empty() ? std::string(request.peer) : std::string(chain.front());
 }
 
-std::optional<std::string> request_key(std::span<const KeyPart> parts, const RequestView& r,
+std::optional<std::string> request_key(std::span<const config::KeyPart> parts, const RequestView& r,
                                        std::string_view client, std::string_view route) {
   std::string key;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) key += '|';
-    const KeyPart& p = parts[i];
+    const config::KeyPart& p = parts[i];
     std::optional<std::string_view> v;
     switch (p.kind) {
-      case KeyPart::Kind::kClientIp:
+      case config::KeyPart::Kind::kClientIp:
         v = client;
         break;
-      case KeyPart::Kind::kHeader:
+      case config::KeyPart::Kind::kHeader:
         v = find_header(r, p.name);
         break;
-      case KeyPart::Kind::kQuery:
+      case config::KeyPart::Kind::kQuery:
         v = query_param(r.query, p.name);
         break;
-      case KeyPart::Kind::kCookie:
+      case config::KeyPart::Kind::kCookie:
         v = cookie(r, p.name);
         break;
-      case KeyPart::Kind::kPath:
+      case config::KeyPart::Kind::kPath:
         v = r.path;
         break;
-      case KeyPart::Kind::kRoute:
+      case config::KeyPart::Kind::kRoute:
         v = route;
         break;
-      case KeyPart::Kind::kConst:
+      case config::KeyPart::Kind::kConst:
         v = p.name;
         break;
-      case KeyPart::Kind::kMethod:
+      case config::KeyPart::Kind::kMethod:
         v = r.method;
         break;
-      case KeyPart::Kind::kHost:
+      case config::KeyPart::Kind::kHost:
         v = host_without_port(r.host);
         break;
     }
     // A missing or empty value from the request is a missing key, as nginx treats an empty
     // key: the request is not accounted (or, configured so, denied).
-    if (!v || (v->empty() && p.kind != KeyPart::Kind::kConst)) return std::nullopt;
+    if (!v || (v->empty() && p.kind != config::KeyPart::Kind::kConst)) return std::nullopt;
     key.append(*v);
   }
   return key;
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

@@ -10,31 +10,23 @@
 #include <utility>
 #include <vector>
 
-#include "config_internal.hpp"
+#include "internal.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/core/byte_size.hpp"
 #include "sluice/core/time.hpp"
-#include "sluice/rules/config_loader.hpp"
 
-namespace sluice::rules {
+namespace sluice::config {
 
-using config_internal::format_key_part;
-using config_internal::kActions;
-using config_internal::kCombines;
-using config_internal::kEscapedSlashes;
-using config_internal::kFailurePolicies;
-using config_internal::kOnMissingKey;
-using config_internal::kStorages;
-using config_internal::name_of;
+using internal::format_key_part;
+using internal::kActions;
+using internal::kCombines;
+using internal::kEscapedSlashes;
+using internal::kFailurePolicies;
+using internal::kOnMissingKey;
+using internal::kStorages;
+using internal::name_of;
 
 namespace {
-
-std::string format_bytes(std::size_t bytes) {
-  constexpr std::pair<std::size_t, std::string_view> kUnits[] = {
-      {std::size_t{1} << 30, "GiB"}, {std::size_t{1} << 20, "MiB"}, {std::size_t{1} << 10, "KiB"}};
-  for (const auto& [size, unit] : kUnits) {
-    if (bytes != 0 && bytes % size == 0) return std::to_string(bytes / size) + std::string(unit);
-  }
-  return std::to_string(bytes);
-}
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";
@@ -82,9 +74,8 @@ std::string format_share(double v) {
 
 // The Redis fields a rule (or the redis section) sets, as name/text pairs, in a fixed order.
 std::vector<std::pair<const char*, std::string>> redis_fields(
-    const std::optional<backend::redis::FailurePolicy>& on_failure,
-    const std::optional<double>& local_share, const std::optional<std::int64_t>& lease,
-    const std::optional<core::Nanos>& lease_ttl) {
+    const std::optional<FailurePolicy>& on_failure, const std::optional<double>& local_share,
+    const std::optional<std::int64_t>& lease, const std::optional<core::Nanos>& lease_ttl) {
   std::vector<std::pair<const char*, std::string>> out;
   if (on_failure) out.emplace_back("on_failure", name_of(kFailurePolicies, *on_failure));
   if (local_share) out.emplace_back("local_share", format_share(*local_share));
@@ -162,7 +153,7 @@ std::string to_yaml(const RuleSet& rs) {
     for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
     emit_list(out, "trusted_proxies", texts);
   }
-  out << YAML::Key << "memory" << YAML::Value << format_bytes(rs.memory);
+  out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rs.memory);
   out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
   for (auto [field, value] :
        {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
@@ -236,4 +227,4 @@ std::string rule_to_json(const Rule& r) {
   return out + "}";
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::config

@@ -6,7 +6,7 @@
 
 #include "sluice/spec/limit_spec.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 
 struct Quota {
   std::int64_t quota = 0;           // q: requests that may pass at once from full
@@ -20,4 +20,4 @@ struct Quota {
 // Windows are rounded up to whole seconds, at least 1.
 Quota quota_of(const spec::AlgorithmParams& params);
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

@@ -1,25 +1,25 @@
 // The engine: routes, keys, actions, headers and live reloads, on requests built by hand.
-#include "sluice/rules/engine.hpp"
+#include "sluice/engine/engine.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "sluice/rules/config_loader.hpp"
+#include "sluice/config/loader.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 namespace {
 
 using core::kNanosPerMilli;
 using core::kNanosPerSecond;
 
-RuleSet load(const std::string& yaml) {
-  auto loaded = load_config_text(yaml, "test.yaml");
+config::RuleSet load(const std::string& yaml) {
+  auto loaded = config::load_config_text(yaml, "test.yaml");
   std::string errors;
   for (const auto& e : loaded.errors) errors += e.format() + "\n";
   EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : RuleSet{};
+  return loaded.rules ? *loaded.rules : config::RuleSet{};
 }
 
 // A request to `path` (query after '?') from `peer` with extra headers.
@@ -174,7 +174,7 @@ TEST(Engine, ReloadKeepsStateOfUnchangedLimitsAndRetunesChangedOnes) {
 
 TEST(Engine, ABadRuleSetIsRefusedAndTheOldOneKeepsServing) {
   Engine e(load(kPerUser), 0);
-  RuleSet bad = load(kPerUser);
+  config::RuleSet bad = load(kPerUser);
   bad.routes.front().rules = {"no-such-rule"};
   EXPECT_FALSE(e.apply(bad, 0).empty());
   Req r;
@@ -217,9 +217,9 @@ TEST(Engine, ConcurrencyRuleHoldsLeasesUntilTheVerdictIsDropped) {
 }
 
 }  // namespace
-}  // namespace sluice::rules
+}  // namespace sluice::engine
 
-namespace sluice::rules {
+namespace sluice::engine {
 namespace {
 
 TEST(EngineCheck, ARuleByNameDecidesOneKeyAndDescribesIt) {
@@ -253,4 +253,4 @@ TEST(EngineCheck, InlineLimitsGetATablePerSpecAndRefuseBadSpecs) {
 }
 
 }  // namespace
-}  // namespace sluice::rules
+}  // namespace sluice::engine

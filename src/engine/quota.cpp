@@ -1,10 +1,10 @@
 // quota_of (quota.hpp): each algorithm's parameters as q and w.
-#include "sluice/rules/quota.hpp"
+#include "sluice/engine/quota.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace sluice::rules {
+namespace sluice::engine {
 namespace {
 
 std::int64_t seconds_up(double s) {
@@ -47,4 +47,4 @@ Quota quota_of(const spec::AlgorithmParams& params) {
       params);
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

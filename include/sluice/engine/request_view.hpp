@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 
 struct Header {
   std::string_view name;
@@ -41,13 +41,13 @@ std::string_view host_without_port(std::string_view host);
 // The client address for keys and logs: the peer, unless the peer is a trusted proxy; then
 // X-Forwarded-For (else Forwarded: for=) is walked from the right, skipping trusted proxies,
 // and the first untrusted address is the client (nginx realip with real_ip_recursive on).
-std::string client_address(const RequestView& request, std::span<const Cidr> trusted);
+std::string client_address(const RequestView& request, std::span<const config::Cidr> trusted);
 
-bool cidr_contains(const Cidr& net, std::string_view address);
+bool cidr_contains(const config::Cidr& net, std::string_view address);
 
 // The rule's key for this request: its parts joined with '|'; nullopt when a header, query
 // parameter or cookie it needs is missing.
-std::optional<std::string> request_key(std::span<const KeyPart> parts, const RequestView& r,
+std::optional<std::string> request_key(std::span<const config::KeyPart> parts, const RequestView& r,
                                        std::string_view client, std::string_view route);
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

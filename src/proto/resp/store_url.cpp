@@ -1,9 +1,9 @@
-// parse_store_url and friends (sluice/backend/redis/store_url.hpp).
-#include "sluice/backend/redis/store_url.hpp"
+// parse_store_url and friends (sluice/proto/resp/store_url.hpp).
+#include "sluice/proto/resp/store_url.hpp"
 
 #include <charconv>
 
-namespace sluice::backend::redis {
+namespace sluice::proto::resp {
 
 namespace {
 
@@ -114,4 +114,4 @@ std::string format_store_url(const StoreUrl& url) {
   return out;
 }
 
-}  // namespace sluice::backend::redis
+}  // namespace sluice::proto::resp

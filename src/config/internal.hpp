@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/rules/config_loader.hpp"
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/config/rule_set.hpp"
 
-namespace sluice::rules::config_internal {
+namespace sluice::config::internal {
 
 // Names of the enumerations, shared by reading (with the accepted list in errors) and writing.
 
@@ -32,10 +32,9 @@ inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::k
 inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
 inline constexpr Named<Storage> kStorages[] = {{"local", Storage::kLocal},
                                                {"redis", Storage::kRedis}};
-inline constexpr Named<backend::redis::FailurePolicy> kFailurePolicies[] = {
-    {"fail-open", backend::redis::FailurePolicy::kOpen},
-    {"fail-closed", backend::redis::FailurePolicy::kClosed},
-    {"local", backend::redis::FailurePolicy::kLocal}};
+inline constexpr Named<FailurePolicy> kFailurePolicies[] = {{"fail-open", FailurePolicy::kOpen},
+                                                            {"fail-closed", FailurePolicy::kClosed},
+                                                            {"local", FailurePolicy::kLocal}};
 
 inline constexpr Named<proto::http::EscapedSlashes> kEscapedSlashes[] = {
     {"decode", proto::http::EscapedSlashes::kDecode},
@@ -132,4 +131,4 @@ struct Origins {
 void check_rule(const Rule& r, const Origin& o, Errors& errors);
 void check_all(const RuleSet& rs, const Origins& o, Errors& errors);
 
-}  // namespace sluice::rules::config_internal
+}  // namespace sluice::config::internal

@@ -9,12 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
-namespace sluice::rules {
+namespace sluice::config {
 
 // "127.0.0.1:8080", "[::1]:8080", ":8080" (all addresses).
 struct Endpoint {
@@ -79,12 +78,16 @@ enum class Action {
 
 enum class OnMissingKey { kSkip, kDeny };
 
+// What a rule kept in Redis does when Redis errors, times out or its breaker is open
+// (docs/distributed.md): allow, deny, or decide with an in-process limiter at `local_share`.
+enum class FailurePolicy { kOpen, kClosed, kLocal };
+
 // Where a rule's state lives: in this process, or in Redis shared by every instance.
 enum class Storage { kLocal, kRedis };
 
 // How a Redis-kept rule behaves (docs/distributed.md): its failure policy, leasing.
 struct RedisRuleOptions {
-  backend::redis::FailurePolicy on_failure = backend::redis::FailurePolicy::kOpen;
+  FailurePolicy on_failure = FailurePolicy::kOpen;
   double local_share = 1.0;  // on_failure: local
   std::int64_t lease = 0;    // permits per round trip; 0 = exact
   core::Nanos lease_ttl = 100 * core::kNanosPerMilli;
@@ -112,7 +115,7 @@ struct Rule {
   OnMissingKey on_missing_key = OnMissingKey::kSkip;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
-  std::optional<backend::redis::FailurePolicy> on_failure;
+  std::optional<FailurePolicy> on_failure;
   std::optional<double> local_share;
   std::optional<std::int64_t> lease;
   std::optional<core::Nanos> lease_ttl;
@@ -137,8 +140,8 @@ struct RuleSet {
   bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
   // `http: {escaped_slashes}`: how the gateway normalizes "%2F" before routes see a path.
   proto::http::EscapedSlashes escaped_slashes = proto::http::EscapedSlashes::kDecode;
-  std::string access_log;         // "": off; "stdout", or a file path
-  bool write_back = true;         // admin API changes rewrite the config file
+  std::string access_log;  // "": off; "stdout", or a file path
+  bool write_back = true;  // admin API changes rewrite the config file
   std::optional<RedisSettings> redis;
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
@@ -151,4 +154,4 @@ struct RuleSet {
   const Upstream* upstream(std::string_view name) const;
 };
 
-}  // namespace sluice::rules
+}  // namespace sluice::config

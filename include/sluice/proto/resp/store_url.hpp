@@ -9,7 +9,7 @@
 
 #include "sluice/core/expected.hpp"
 
-namespace sluice::backend::redis {
+namespace sluice::proto::resp {
 
 struct Endpoint {
   std::string host;  // an IPv4/IPv6 address or a host name (resolved at each connect)
@@ -36,4 +36,4 @@ core::Expected<StoreUrl> parse_store_url(std::string_view text);
 // The URL again, in the canonical form parse_store_url accepts.
 std::string format_store_url(const StoreUrl& url);
 
-}  // namespace sluice::backend::redis
+}  // namespace sluice::proto::resp

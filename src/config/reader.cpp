@@ -11,28 +11,28 @@
 #include <initializer_list>
 #include <map>
 
-#include "config_internal.hpp"
+#include "internal.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/core/byte_size.hpp"
 #include "sluice/core/time.hpp"
-#include "sluice/rules/config_loader.hpp"
 #include "sluice/spec/limit_spec.hpp"
-#include "sluice/table/slot_arena.hpp"
 
-namespace sluice::rules {
+namespace sluice::config {
 
-using config_internal::check_all;
-using config_internal::check_rule;
-using config_internal::Errors;
-using config_internal::kActions;
-using config_internal::kCombines;
-using config_internal::kEscapedSlashes;
-using config_internal::kFailurePolicies;
-using config_internal::kOnMissingKey;
-using config_internal::kStorages;
-using config_internal::Named;
-using config_internal::Origin;
-using config_internal::Origins;
-using config_internal::quoted;
-using config_internal::shown_field;
+using internal::check_all;
+using internal::check_rule;
+using internal::Errors;
+using internal::kActions;
+using internal::kCombines;
+using internal::kEscapedSlashes;
+using internal::kFailurePolicies;
+using internal::kOnMissingKey;
+using internal::kStorages;
+using internal::Named;
+using internal::Origin;
+using internal::Origins;
+using internal::quoted;
+using internal::shown_field;
 
 namespace {
 
@@ -438,7 +438,7 @@ core::Expected<double> parse_share(const std::string& t) {
 
 // The Redis options a rule may set, and the `redis:` section's defaults for them.
 struct RedisOptionFields {
-  std::optional<backend::redis::FailurePolicy> on_failure;
+  std::optional<FailurePolicy> on_failure;
   std::optional<double> local_share;
   std::optional<std::int64_t> lease;
   std::optional<Nanos> lease_ttl;
@@ -503,8 +503,8 @@ std::optional<std::string> path_problem(std::string_view path) {
   // Requests are matched after normalization, so a path in another spelling would never match.
   std::string scratch;
   proto::http::TargetParts parts;
-  const auto e = proto::http::normalize_target(path, proto::http::EscapedSlashes::kKeep, scratch,
-                                               parts);
+  const auto e =
+      proto::http::normalize_target(path, proto::http::EscapedSlashes::kKeep, scratch, parts);
   if (e != proto::http::TargetError::kNone) {
     return quoted(path) + " cannot be normalized: " + std::string(proto::http::describe(e));
   }
@@ -598,7 +598,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
   rs.trusted_proxies = s.parsed_list<Cidr>("trusted_proxies", parse_cidr);
-  if (auto memory = s.parsed<std::size_t>("memory", table::parse_bytes)) {
+  if (auto memory = s.parsed<std::size_t>("memory", core::parse_bytes)) {
     if (*memory < kMinMemory) {
       s.fail("memory", "at least 1KiB is needed (one table bucket); the default is 64MiB");
     } else {
@@ -654,7 +654,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
 
 }  // namespace
 
-std::string config_internal::format_key_part(const KeyPart& part) {
+std::string internal::format_key_part(const KeyPart& part) {
   for (const auto& k : kKeyKinds) {
     if (k.kind == part.kind) {
       return std::string(k.name) + (k.argument.empty() ? "" : ":" + part.name);
@@ -817,4 +817,4 @@ core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_o
   return *std::move(rule);
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::config

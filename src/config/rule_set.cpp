@@ -1,10 +1,10 @@
-// Lookups of RuleSet (sluice/rules/rule_set.hpp). A set holds tens of entries, read at reload
+// Lookups of RuleSet (sluice/config/rule_set.hpp). A set holds tens of entries, read at reload
 // and by the admin API, so a linear search beats building an index.
-#include "sluice/rules/rule_set.hpp"
+#include "sluice/config/rule_set.hpp"
 
 #include <algorithm>
 
-namespace sluice::rules {
+namespace sluice::config {
 namespace {
 
 template <class T>
@@ -22,9 +22,9 @@ const Upstream* RuleSet::upstream(std::string_view name) const {
   return find_named(upstreams, name);
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::config
 
-namespace sluice::rules {
+namespace sluice::config {
 
 Storage RuleSet::storage_of(const Rule& rule) const {
   if (rule.storage) return *rule.storage;
@@ -40,4 +40,4 @@ RedisRuleOptions RuleSet::redis_options_of(const Rule& rule) const {
   return o;
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::config

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "sluice/backend/redis/query.hpp"
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/decision.hpp"
+#include "sluice/engine/request_view.hpp"
 #include "sluice/local/policy.hpp"
-#include "sluice/rules/request_view.hpp"
-#include "sluice/rules/rule_set.hpp"
 
-namespace sluice::rules {
+namespace sluice::engine {
 
 // Counters of one rule on one route (the Prometheus labels rule= and route=).
 struct RuleCounters {
@@ -34,16 +34,16 @@ struct RuleCounters {
 // A rule with its limit's table; the table (and so every key's state) is shared with the
 // previous snapshot when the rule's limit is unchanged or only retuned.
 struct CompiledRule {
-  Rule rule;
+  config::Rule rule;
   local::TableLimit limit;  // a rule kept in Redis has a minimal, unused table here
   std::shared_ptr<const backend::redis::RemoteLimit> remote;  // storage: redis
 };
 
 struct CompiledRoute {
-  Route route;
-  const Upstream* upstream = nullptr;        // null when the route responds locally
-  std::vector<const CompiledRule*> enforce;  // reject and delay rules, in route order
-  std::vector<const CompiledRule*> dry_run;  // decided and counted, never enforced
+  config::Route route;
+  const config::Upstream* upstream = nullptr;  // null when the route responds locally
+  std::vector<const CompiledRule*> enforce;    // reject and delay rules, in route order
+  std::vector<const CompiledRule*> dry_run;    // decided and counted, never enforced
   std::vector<std::shared_ptr<RuleCounters>> enforce_counters;  // parallel to `enforce`
   std::vector<std::shared_ptr<RuleCounters>> dry_run_counters;  // parallel to `dry_run`
   // Over the local rules of `enforce` (null when there is none); local_rules[i] is the
@@ -55,7 +55,7 @@ struct CompiledRoute {
 };
 
 struct Snapshot {
-  RuleSet rules;
+  config::RuleSet rules;
   std::vector<std::unique_ptr<CompiledRule>> compiled;
   std::vector<std::unique_ptr<CompiledRoute>> routes;
   // The decision service's use of each rule (route label "-"), parallel to `compiled`.
@@ -118,13 +118,13 @@ struct Verdict {
 class Engine {
  public:
   // Throws std::invalid_argument with the errors when `rules` is invalid.
-  Engine(RuleSet rules, core::Nanos now);
+  Engine(config::RuleSet rules, core::Nanos now);
 
   // Validates `rules` in full; on any error returns them and changes nothing. Otherwise swaps
   // it in: limits whose rule name and spec are unchanged keep their tables; a rule whose
   // limit changed only in rate/burst/etc. (same algorithm, same memory) keeps its keys'
   // state and retunes them; others start empty. Requests in flight keep their snapshot.
-  std::vector<std::string> apply(RuleSet rules, core::Nanos now);
+  std::vector<std::string> apply(config::RuleSet rules, core::Nanos now);
 
   std::shared_ptr<const Snapshot> snapshot() const { return current_.load(); }
 
@@ -157,4 +157,4 @@ class Engine {
   std::map<std::string, std::shared_ptr<local::Policy>, std::less<>> inline_;
 };
 
-}  // namespace sluice::rules
+}  // namespace sluice::engine

@@ -7,19 +7,19 @@
 #include <string_view>
 #include <vector>
 
-#include "config_internal.hpp"
-#include "sluice/backend/redis/store_url.hpp"
-#include "sluice/rules/config_loader.hpp"
+#include "internal.hpp"
+#include "sluice/config/loader.hpp"
+#include "sluice/proto/resp/store_url.hpp"
 
-namespace sluice::rules {
+namespace sluice::config {
 
-using config_internal::Errors;
-using config_internal::kActions;
-using config_internal::name_of;
-using config_internal::Origin;
-using config_internal::Origins;
-using config_internal::quoted;
-using config_internal::shown_field;
+using internal::Errors;
+using internal::kActions;
+using internal::name_of;
+using internal::Origin;
+using internal::Origins;
+using internal::quoted;
+using internal::shown_field;
 
 namespace {
 
@@ -199,7 +199,7 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
     }
   }
   if (rs.redis && !rs.redis->url.empty()) {
-    if (auto url = backend::redis::parse_store_url(rs.redis->url); !url) {
+    if (auto url = proto::resp::parse_store_url(rs.redis->url); !url) {
       errors.add(o.top.at("redis.url"), "field 'redis.url': " + url.error() +
                                             " (e.g. redis://127.0.0.1:6379 or "
                                             "redis-cluster://10.0.0.1:7000,10.0.0.2:7000)");
@@ -209,14 +209,14 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
 
 }  // namespace
 
-std::string config_internal::shown_field(std::string_view path) {
+std::string internal::shown_field(std::string_view path) {
   const auto dot = path.rfind('.');
   const bool indexed = dot != std::string_view::npos && dot + 1 < path.size() &&
                        path.find_first_not_of("0123456789", dot + 1) == std::string_view::npos;
   return quoted(indexed ? path.substr(0, dot) : path);
 }
 
-void config_internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
+void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
   const std::string p = "rule " + quoted(r.name) + ": ";
   auto fail = [&](std::string_view field, const std::string& problem) {
     errors.add(o.at(field), p + "field " + quoted(field) + ": " + problem);
@@ -267,7 +267,7 @@ void config_internal::check_rule(const Rule& r, const Origin& o, Errors& errors)
   }
 }
 
-void config_internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
+void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
   if (rs.listen && o.top.ok("listen")) {
     if (rs.routes.empty() && o.top.ok("routes")) {
       errors.add(o.top.at("listen"),
@@ -299,4 +299,4 @@ std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_
   return std::move(errors).located(file_name);
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::config
