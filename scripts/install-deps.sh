@@ -9,7 +9,7 @@ PACKAGES=(
   # libraries
   libcli11-dev libfmt-dev libxxhash-dev libboost-json1.81-dev libyaml-cpp-dev libboost1.81-dev libhiredis-dev libssl-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev python3 python3-pytest
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
   # real peers and clients the integration tests start: nginx, curl, wrk, python requests
   nginx-light curl wrk python3-requests
   redis-server redis-tools python3-redis

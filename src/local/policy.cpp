@@ -3,18 +3,15 @@
 #include "sluice/local/policy.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <variant>
 
 #include "sluice/local/combined_decision.hpp"
 
 namespace sluice::local {
 namespace {
-
-// Give up after this many rounds of finding a slot held (or a bucket full of leases).
-constexpr int kMaxAttempts = 1000;
 
 // One limit's slot held while the policy decides, with its decided step.
 template <class A>
@@ -39,20 +36,29 @@ struct HeldFor<std::variant<TablePtr<A>...>> {
 };
 using AnyHeld = HeldFor<AnyTable>::type;
 
-// Locks the key's slot in `table` and decides; nullopt when the slot is held elsewhere.
-std::optional<AnyHeld> hold(const AnyTable& any, std::string_view key, core::Nanos now,
-                            std::int64_t cost, core::Nanos max_wait, bool wait) {
+// Locks the key's slot in `table` (waiting its turn) and decides; nullopt only when the key is
+// new and its bucket is full of leases.
+std::optional<AnyHeld> hold(const AnyTable& any, const table::KeyHash& h, core::Nanos now,
+                            std::int64_t cost, core::Nanos max_wait) {
   return std::visit(
       [&](const auto& t) -> std::optional<AnyHeld> {
         using A = typename std::decay_t<decltype(*t)>::Algorithm;
-        const table::KeyHash h = table::hash_key(key);
-        auto locked = wait ? t->lock(h, now) : t->try_lock(h, now);
+        auto locked = t->lock(h, now);
         if (!locked) return std::nullopt;
         auto step = A::decide(locked->params(), locked->state(), now, cost, max_wait);
         return AnyHeld(std::in_place_type<Held<A>>, Held<A>{std::move(*locked), step, &t, h});
       },
       any);
 }
+
+// The order every request locks tables in: by address, so no two requests wait on each other
+// in a cycle.
+const void* table_identity(const AnyTable& any) {
+  return std::visit([](const auto& t) -> const void* { return t.get(); }, any);
+}
+
+// A key whose bucket holds only leases cannot get a slot: its limit is full of work.
+core::Decision table_full() { return core::denied(0, 0, 0, -1); }
 
 const core::Decision& decision_of(const AnyHeld& h) {
   return std::visit([](const auto& x) -> const core::Decision& { return x.step.decision; }, h);
@@ -63,7 +69,7 @@ bool commits_on_denial(const AnyHeld& h) {
 }
 
 // Commits a held step; a concurrency limit's commit becomes a lease.
-void commit(AnyHeld& h, std::int64_t cost, std::vector<Lease>& leases) {
+void commit(AnyHeld& h, std::int64_t cost, Leases& leases) {
   std::visit(
       [&](auto& x) {
         x.commit();
@@ -83,6 +89,71 @@ void Lease::release() {
   if (auto l = table->lock(key_, 0)) l->state() = core::Concurrency::release(l->state(), cost_);
 }
 
+core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::int64_t cost,
+                          std::span<EachDecision> each, Leases& leases) {
+  absl::InlinedVector<std::uint32_t, kInline> order;
+  for (std::uint32_t i = 0; i < asks.size(); ++i) {
+    each[i].reset();
+    if (!asks[i].skip) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::less<const void*>()(table_identity(*asks[a].table), table_identity(*asks[b].table));
+  });
+  // Phase one: hold every slot and decide.
+  absl::InlinedVector<AnyHeld, kInline> held;
+  AllMustPass total;
+  for (const std::uint32_t i : order) {
+    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    each[i] = h ? decision_of(*h) : table_full();
+    total.add(*each[i]);
+    if (h) held.push_back(std::move(*h));
+  }
+  // Phase two: commit all or none. A single limit may change its state on a denial as its
+  // reference does (x/time/rate's cancelled reservation).
+  const bool single_denial_commit =
+      order.size() == 1 && held.size() == 1 && commits_on_denial(held.front());
+  const core::Decision decision = total.result();
+  if (decision.allowed || single_denial_commit) {
+    const std::size_t before = leases.size();
+    for (auto& h : held) commit(h, cost, leases);
+    if (!decision.allowed)
+      leases.erase(leases.begin() + static_cast<std::ptrdiff_t>(before), leases.end());
+  }
+  return decision;  // the slots unlock as `held` goes out of scope
+}
+
+core::Decision decide_first(std::span<const LimitAsk> asks, core::Nanos now, std::int64_t cost,
+                            std::span<EachDecision> each, Leases& leases, int& decided_by) {
+  decided_by = -1;
+  core::Decision out{false, 0, -1, 0, 0, -1};
+  core::Nanos soonest = core::kNever;
+  bool any = false;
+  for (std::size_t i = 0; i < asks.size(); ++i) {
+    each[i].reset();
+    if (asks[i].skip || decided_by >= 0) continue;
+    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    const core::Decision d = h ? decision_of(*h) : table_full();
+    each[i] = d;
+    if (d.allowed) {
+      commit(*h, cost, leases);
+      decided_by = static_cast<int>(i);
+      out = d;
+      continue;
+    }
+    // The earliest time any of them would allow is when the request could pass.
+    if (d.retry_after != core::kNever && (soonest == core::kNever || d.retry_after < soonest)) {
+      soonest = d.retry_after;
+    }
+    if (!any) out = d;
+    any = true;
+  }
+  if (decided_by >= 0) return out;
+  out.allowed = false;
+  out.delay = 0;
+  out.retry_after = soonest;
+  return out;
+}
+
 Policy::Policy(Combine combine, std::vector<TableLimit> limits)
     : combine_(combine), limits_(std::move(limits)) {
   for (std::size_t i = 0; i < limits_.size(); ++i) {
@@ -96,13 +167,7 @@ Policy::Policy(Combine combine, std::vector<TableLimit> limits)
 
 PolicyDecision Policy::decide(std::span<const std::string_view> keys, core::Nanos now,
                               std::int64_t cost, core::Nanos max_wait) {
-  constexpr std::size_t kInline = 8;
-  if (limits_.size() <= kInline) {
-    core::Nanos waits[kInline];
-    std::fill(waits, waits + limits_.size(), max_wait);
-    return decide(keys, now, cost, std::span<const core::Nanos>(waits, limits_.size()));
-  }
-  const std::vector<core::Nanos> waits(limits_.size(), max_wait);
+  absl::InlinedVector<core::Nanos, kInline> waits(limits_.size(), max_wait);
   return decide(keys, now, cost, waits);
 }
 
@@ -111,83 +176,18 @@ PolicyDecision Policy::decide(std::span<const std::string_view> keys, core::Nano
   if (keys.size() != limits_.size() || max_waits.size() != limits_.size()) {
     throw std::invalid_argument("policy: one key and one max-wait per limit expected");
   }
-  return combine_ == Combine::kAllMustPass ? all_must_pass(keys, now, cost, max_waits)
-                                           : first_that_allows(keys, now, cost, max_waits);
-}
-
-PolicyDecision Policy::all_must_pass(std::span<const std::string_view> keys, core::Nanos now,
-                                     std::int64_t cost, std::span<const core::Nanos> max_waits) {
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    if (attempt > 0) std::this_thread::yield();
-    // Phase one: hold every slot and decide. A slot held elsewhere: let go of all, retry,
-    // so two requests locking the same slots in different orders cannot deadlock.
-    std::vector<AnyHeld> held;
-    std::vector<std::size_t> index;  // limit index of each held slot
-    held.reserve(limits_.size());
-    index.reserve(limits_.size());
-    bool busy = false;
-    for (std::size_t i = 0; i < limits_.size() && !busy; ++i) {
-      if (keys[i].empty()) continue;
-      auto h = hold(limits_[i].table, keys[i], now, cost, max_waits[i], limits_.size() == 1);
-      if (!h) {
-        busy = true;
-      } else {
-        held.push_back(std::move(*h));
-        index.push_back(i);
-      }
-    }
-    if (busy) continue;
-    AllMustPass total;
-    PolicyDecision out;
-    out.each.resize(limits_.size());
-    for (std::size_t j = 0; j < held.size(); ++j) {
-      total.add(decision_of(held[j]));
-      out.each[index[j]] = decision_of(held[j]);
-    }
-    // Phase two: commit all or none. A single limit may change its state on a denial as its
-    // reference does (x/time/rate's cancelled reservation).
-    const bool single_denial_commit = held.size() == 1 && commits_on_denial(held.front());
-    if (total.allowed() || single_denial_commit) {
-      for (auto& h : held) commit(h, cost, out.leases);
-    }
-    out.decision = total.result();
-    if (!out.decision.allowed) out.leases.clear();
-    return out;  // slots unlock as `held` goes out of scope
+  absl::InlinedVector<LimitAsk, kInline> asks(limits_.size());
+  for (std::size_t i = 0; i < limits_.size(); ++i) {
+    asks[i].table = &limits_[i].table;
+    asks[i].skip = keys[i].empty();
+    if (!asks[i].skip) asks[i].key = table::hash_key(keys[i]);
+    asks[i].max_wait = max_waits[i];
   }
-  PolicyDecision out;
-  out.decision = core::denied(0, 0, 0, -1);
-  return out;
-}
-
-PolicyDecision Policy::first_that_allows(std::span<const std::string_view> keys, core::Nanos now,
-                                         std::int64_t cost,
-                                         std::span<const core::Nanos> max_waits) {
   PolicyDecision out;
   out.each.resize(limits_.size());
-  core::Nanos soonest = core::kNever;
-  bool any = false;
-  for (std::size_t i = 0; i < limits_.size(); ++i) {
-    if (keys[i].empty()) continue;
-    auto h = hold(limits_[i].table, keys[i], now, cost, max_waits[i], true);
-    if (!h) continue;
-    const core::Decision d = decision_of(*h);
-    out.each[i] = d;
-    if (d.allowed) {
-      commit(*h, cost, out.leases);
-      out.decision = d;
-      out.decided_by = static_cast<int>(i);
-      return out;
-    }
-    // The earliest time any of them would allow is when the request could pass.
-    if (d.retry_after != core::kNever && (soonest == core::kNever || d.retry_after < soonest)) {
-      soonest = d.retry_after;
-    }
-    if (!any) out.decision = d;
-    any = true;
-  }
-  out.decision.allowed = false;
-  out.decision.delay = 0;
-  out.decision.retry_after = soonest;
+  out.decision = combine_ == Combine::kAllMustPass
+                     ? decide_all(asks, now, cost, out.each, out.leases)
+                     : decide_first(asks, now, cost, out.each, out.leases, out.decided_by);
   return out;
 }
 

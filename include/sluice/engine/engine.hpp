@@ -73,7 +73,7 @@ struct CheckResult {
   core::Decision decision;
   bool dry_run = false;  // a dry-run rule: counted, but the caller should not block on it
   std::vector<std::pair<std::string, std::string>> headers;  // RateLimit…, Retry-After
-  std::vector<local::Lease> leases;  // a concurrency rule's permit: keep until the work is done
+  local::Leases leases;  // a concurrency rule's permit: keep until the work is done
   // A rule kept in Redis: the caller asks its loop's backend::redis::Store, then
   // Engine::finish_check() fills `decision` and `headers` from the answer.
   std::optional<backend::redis::Query> remote;
@@ -97,7 +97,7 @@ struct Verdict {
   // Response header fields to add (RateLimit-Policy, RateLimit, Retry-After, X-RateLimit-*).
   std::vector<std::pair<std::string, std::string>> headers;
   // Concurrency permits held by this request: keep them until the response is complete.
-  std::vector<local::Lease> leases;
+  local::Leases leases;
   // The client address the keys used: the peer, or from X-Forwarded-For / Forwarded when the
   // peer is a trusted proxy.
   std::string client;

@@ -1,10 +1,11 @@
-// A policy: an ordered list of limits, each with its own key, decided as one request. Either
-// all must pass (a denial charges none), or the first that allows decides (global first, then
-// per key). Concurrency limits hand back leases that release themselves.
+// Several limits decided as one request: either all must pass (a denial charges none), or the
+// first that allows decides (global first, then per key). Concurrency limits hand back leases
+// that release themselves. Nothing here allocates for up to kInline limits.
 #pragma once
 
+#include <absl/container/inlined_vector.h>
+
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -53,16 +54,43 @@ class Lease {
   std::int64_t cost_ = 0;
 };
 
-struct PolicyDecision {
-  core::Decision decision;
-  std::vector<Lease> leases;  // one per concurrency limit that admitted the request
-  int decided_by = -1;        // kFirstThatAllows: index of the limit that allowed
-  // Each limit's own decision, by limit index (for response headers and per-rule counters);
-  // std::nullopt for a limit that was skipped (empty key) or not reached.
-  std::vector<std::optional<core::Decision>> each;
+// Limits a request usually meets at once: below this, deciding allocates nothing.
+inline constexpr std::size_t kInline = 8;
+
+using Leases = absl::InlinedVector<Lease, 2>;
+using EachDecision = std::optional<core::Decision>;  // nullopt: skipped or not reached
+
+// One limit of one request: the limit's table, the key's hash, and how long this limit may
+// make the request wait. `skip`: the key is missing, the limit is not accounted (nginx).
+struct LimitAsk {
+  const AnyTable* table = nullptr;
+  table::KeyHash key{};
+  core::Nanos max_wait = 0;
+  bool skip = false;
 };
 
-// Thread-safe: any number of threads may decide at once.
+// All must pass. Each table may appear once. The slots are locked in one global order (by
+// table), blocking, so two requests over the same limits in any order neither deadlock nor
+// give up: a busy slot only makes a request wait its turn. each[i] gets asks[i]'s own
+// decision. A key that finds its bucket full of leases is denied by its limit.
+core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::int64_t cost,
+                          std::span<EachDecision> each, Leases& leases);
+
+// The first that allows decides and only it is charged; `decided_by` is its index (-1 when
+// none allows). A denial's retry_after is the soonest any of them would allow.
+core::Decision decide_first(std::span<const LimitAsk> asks, core::Nanos now, std::int64_t cost,
+                            std::span<EachDecision> each, Leases& leases, int& decided_by);
+
+struct PolicyDecision {
+  core::Decision decision;
+  Leases leases;        // one per concurrency limit that admitted the request
+  int decided_by = -1;  // kFirstThatAllows: index of the limit that allowed
+  // Each limit's own decision, by limit index (for response headers and per-rule counters).
+  absl::InlinedVector<EachDecision, kInline> each;
+};
+
+// A fixed list of limits decided by key text. Thread-safe: any number of threads may decide
+// at once.
 class Policy {
  public:
   Policy(Combine combine, std::vector<TableLimit> limits);
@@ -79,11 +107,6 @@ class Policy {
   Combine combine() const { return combine_; }
 
  private:
-  PolicyDecision all_must_pass(std::span<const std::string_view> keys, core::Nanos now,
-                               std::int64_t cost, std::span<const core::Nanos> max_waits);
-  PolicyDecision first_that_allows(std::span<const std::string_view> keys, core::Nanos now,
-                                   std::int64_t cost, std::span<const core::Nanos> max_waits);
-
   Combine combine_;
   std::vector<TableLimit> limits_;
 };

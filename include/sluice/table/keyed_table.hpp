@@ -96,8 +96,9 @@ class KeyedTable {
   };
 
   // Finds the key's slot, or claims one (evicting if the bucket is full), and locks it.
-  // Blocking: spins while another thread holds the same slot. nullopt only when the key is
-  // new and every slot of its bucket holds leases (pinned): the table is full of work.
+  // Blocking: waits while other threads hold the slot, or every slot of a full bucket (they
+  // pass quickly: a holder never waits on this table). nullopt only when the key is new and
+  // every slot of its bucket holds leases (pinned): the table is full of work.
   std::optional<Locked> lock(const KeyHash& h, core::Nanos now) { return acquire(h, now, true); }
 
   // As lock(), but gives up (nullopt) instead of waiting for a slot another thread holds.
@@ -185,7 +186,6 @@ class KeyedTable {
   static constexpr std::uint64_t kParity = 1ull << 61;
   static constexpr std::uint64_t kFingerprint = kParity - 1;
   static constexpr int kStripes = 16;
-  static constexpr int kMaxClaimAttempts = 64;
 
   struct alignas(64) Counters {
     std::atomic<std::int64_t> keys{0};
@@ -288,11 +288,12 @@ class KeyedTable {
       if (changed) continue;
       // 2. A new slot: empty, idle or a CLOCK victim.
       std::uint64_t held = 0;
-      Slot* claimed = claim(b, bi, fp, now, held);
+      bool busy = false;
+      Slot* claimed = claim(b, bi, fp, now, held, busy);
       if (claimed == nullptr) {
-        // Every slot is locked by another thread or pinned by leases. Locks pass quickly;
-        // pins may not, so a waiting caller gives up after a bounded number of tries.
-        if (!wait || attempt > kMaxClaimAttempts) return std::nullopt;
+        // Every slot is locked by another thread or pinned by leases. Locks pass; pins may
+        // not, so only a bucket of pins (nothing locked) is a refusal.
+        if (!wait || !busy) return std::nullopt;
         std::this_thread::yield();
         continue;
       }
@@ -313,8 +314,10 @@ class KeyedTable {
     return false;
   }
 
-  // Claims a slot for a new key and locks it, state set to A::start. nullptr if all are held.
-  Slot* claim(Bucket& b, std::size_t bi, std::uint64_t fp, core::Nanos now, std::uint64_t& held) {
+  // Claims a slot for a new key and locks it, state set to A::start. nullptr if all are held;
+  // `busy` then says whether any was locked by another thread (rather than pinned).
+  Slot* claim(Bucket& b, std::size_t bi, std::uint64_t fp, core::Nanos now, std::uint64_t& held,
+              bool& busy) {
     const int cur = parity_.load(std::memory_order_acquire);
     // kRef set while locked marks the key as new (unlock leaves it unreferenced).
     const std::uint64_t fresh = fp | kLock | kRef | (cur == 1 ? kParity : 0);
@@ -339,10 +342,14 @@ class KeyedTable {
       for (int i = 0; i < kWays; ++i) {
         Slot& s = b.slots[(start + i) % kWays];
         std::uint64_t w = s.word.load(std::memory_order_acquire);
-        if (w == 0 || (w & kLock) != 0) continue;
+        if (w == 0 || (w & kLock) != 0) {
+          busy = true;  // emptied or locked since the first pass: worth another try
+          continue;
+        }
         if (candidate != nullptr && (w & kRef) != 0) continue;  // only idle could beat it
         if (!s.word.compare_exchange_strong(w, w | kLock, std::memory_order_acquire,
                                             std::memory_order_relaxed)) {
+          busy = true;
           continue;
         }
         if (pinned(s.state)) {
