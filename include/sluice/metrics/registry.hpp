@@ -1,0 +1,83 @@
+// One registry for every metric of the process: each layer registers a collector that reads
+// its own counters, and the registry alone writes the Prometheus text (and answers tests).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace sluice::metrics {
+
+enum class Kind { kCounter, kGauge };
+
+// A metric family: samples of one name, one type, one help text.
+struct Family {
+  std::string_view name;
+  Kind kind;
+  std::string_view help;
+};
+
+struct Label {
+  std::string_view name;
+  std::string_view value;
+};
+
+// Where a collector puts its samples. Samples of one family with the same labels, from any
+// number of collectors (an event loop each), are summed: per-loop counters read as one.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void add(const Family& family, std::initializer_list<Label> labels, double value) = 0;
+  // A family with no samples yet still gets its HELP and TYPE lines.
+  virtual void declare(const Family& family) = 0;
+};
+
+using Collector = std::function<void(Sink&)>;
+
+class Registry {
+ public:
+  // Unregisters its collector when destroyed (or reset); movable.
+  class Registration {
+   public:
+    Registration() = default;
+    Registration(Registry* r, std::list<Collector>::iterator it) : registry_(r), it_(it) {}
+    Registration(Registration&& o) noexcept : registry_(o.registry_), it_(o.it_) {
+      o.registry_ = nullptr;
+    }
+    Registration& operator=(Registration&& o) noexcept;
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    ~Registration() { reset(); }
+    void reset();
+
+   private:
+    Registry* registry_ = nullptr;
+    std::list<Collector>::iterator it_;
+  };
+
+  // Thread-safe. The collector runs on the thread that asks for the text, so it reads only
+  // atomics or what it guards itself.
+  [[nodiscard]] Registration add(Collector collector);
+
+  // Prometheus text exposition format 0.0.4: families in the order first seen, HELP and TYPE
+  // once each, then their samples.
+  std::string text() const;
+
+  // The sum of the samples of `name` whose labels include every one of `labels` (tests, and
+  // anyone who wants one number); 0 when there is none.
+  double value(std::string_view name, std::initializer_list<Label> labels = {}) const;
+
+ private:
+  class Gather;
+  void collect(Gather& sink) const;
+
+  mutable std::mutex mutex_;
+  std::list<Collector> collectors_;
+};
+
+}  // namespace sluice::metrics
