@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/backend/redis/store.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
+#include "sluice/metrics/registry.hpp"
 #include "sluice/server/admin_server.hpp"
 #include "sluice/server/demo_upstream.hpp"
 #include "sluice/server/gateway.hpp"
@@ -90,80 +90,75 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 
   std::unique_ptr<engine::Engine> engine;
   try {
-    engine = std::make_unique<engine::Engine>(std::move(rules), core::SteadyClock::read());
+    engine = std::make_unique<engine::Engine>(std::move(rules), core::steady_clock().now());
   } catch (const std::invalid_argument& e) {
     std::fprintf(err, "sluice serve: %s\n", e.what());
     return 2;
   }
+  // Every layer's counters, written by the admin listener's /metrics.
+  metrics::Registry registry;
+  const auto engine_metrics = engine->register_metrics(registry);
+  const config::RuleSet& config_rules = engine->snapshot()->rules;
+  const int loops =
+      workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   asio::io_context io(1);
   std::unique_ptr<server::Gateway> gateway;
-  std::vector<server::AdminServer::MetricsWriter> metrics;
   try {
     if (gateway_listen) {
-      gateway = std::make_unique<server::Gateway>(*engine,
-                                                  server::GatewayOptions{*gateway_listen, workers});
-      metrics.emplace_back([g = gateway.get()](std::string& out) { g->write_metrics(out); });
+      gateway = std::make_unique<server::Gateway>(
+          *engine, server::GatewayOptions{*gateway_listen, workers, &registry});
     }
   } catch (const std::exception& e) {
     std::fprintf(err, "sluice serve: gateway: %s\n", e.what());
     return 1;
   }
-  // --- RESP listener (issue 5): `--resp ADDR`, with or without a config file -------------
-  std::unique_ptr<server::RespServer> resp;
+  // --- RESP listener: `--resp ADDR` or resp.listen --------------------------------------
+  std::optional<config::Endpoint> resp_listen;
+  if (config_rules.resp) resp_listen = config_rules.resp->listen;
   if (!options.resp.empty()) {
-    const auto resp_listen = endpoint_flag("--resp", options.resp, err);
+    resp_listen = endpoint_flag("--resp", options.resp, err);
     if (!resp_listen) return 2;
+  }
+  std::unique_ptr<server::RespServer> resp;
+  if (resp_listen) {
     server::RespServerOptions resp_options;
-    resp_options.workers =
-        workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // SLUICE.CHECK rule key [cost]: a configured rule through the engine, sharing its state
-    // with the gateway and the HTTP check API.
-    resp_options.check = [e = engine.get()](std::string_view rule, std::string_view key,
-                                            std::int64_t cost, core::Nanos now) {
-      server::RespCheck out;
-      const engine::CheckResult r = e->check(rule, key, cost, now);
-      if (r.status != engine::CheckResult::Status::kDecided) {
-        out.error = "ERR " + r.error;
-      } else if (r.remote) {
-        out.error = "ERR rule '" + std::string(rule) +
-                    "' is kept in Redis; SLUICE.CHECK answers local rules only (ask "
-                    "GET /v1/check/" +
-                    std::string(rule) + " on the admin listener)";
-      } else {
-        out.decision = r.decision;
-      }
-      return out;
-    };
-    resp = std::make_unique<server::RespServer>(io, *resp_listen, std::move(resp_options));
+    resp_options.workers = loops;
+    resp_options.registry = &registry;
+    resp = std::make_unique<server::RespServer>(io, *resp_listen, *engine, std::move(resp_options));
     try {
       resp->start();
     } catch (const std::exception& e) {
       std::fprintf(err, "sluice serve: resp: %s\n", e.what());
       return 1;
     }
-    metrics.emplace_back([r = resp.get()](std::string& out) { r->write_metrics(out); });
     std::fprintf(err, "sluice serve: resp listening on %s\n",
                  config::format_endpoint(resp->local_endpoint()).c_str());
   }
   // --- end RESP listener -------------------------------------------------------------------
 
-  // --- Envoy rate limit service (issue 5): `--grpc ADDR [--rls-config FILE ...]` ----------
+  // --- Envoy rate limit service: `--grpc ADDR` or grpc.listen [--rls-config FILE ...] ------
+  std::optional<config::Endpoint> grpc_listen;
+  if (config_rules.grpc) grpc_listen = config_rules.grpc->listen;
+  if (!options.grpc.empty()) {
+    grpc_listen = endpoint_flag("--grpc", options.grpc, err);
+    if (!grpc_listen) return 2;
+  }
   std::unique_ptr<server::RlsServer> rls;  // stops (and joins gRPC's threads) when destroyed
-  if (options.grpc.empty() && !options.rls_config.empty()) {
+  metrics::Registry::Registration rls_metrics;
+  if (!grpc_listen && !options.rls_config.empty()) {
     std::fprintf(err, "sluice serve: --rls-config needs --grpc ADDR (the RLS listener)\n");
     return 2;
   }
-  if (!options.grpc.empty()) {
-    auto rls_listen = endpoint_flag("--grpc", options.grpc, err);
-    if (!rls_listen) return 2;
+  if (grpc_listen) {
     server::RlsLoaded rls_loaded = server::load_rls_config_files(options.rls_config);
     if (!rls_loaded.errors.empty()) {
       for (const auto& e : rls_loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
       return 2;
     }
     try {
-      rls = std::make_unique<server::RlsServer>(options.grpc, std::move(*rls_loaded.config));
+      rls = std::make_unique<server::RlsServer>(config::format_endpoint(*grpc_listen),
+                                                std::move(*rls_loaded.config));
       rls->start();
     } catch (const std::invalid_argument& e) {
       std::fprintf(err, "sluice serve: rls: %s\n", e.what());
@@ -172,25 +167,14 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
       std::fprintf(err, "sluice serve: grpc: %s\n", e.what());
       return 1;
     }
-    metrics.emplace_back([r = rls.get()](std::string& out) { r->write_metrics(out); });
-    rls_listen->port = static_cast<std::uint16_t>(rls->port());
+    rls_metrics = registry.add([r = rls.get()](metrics::Sink& sink) { r->collect_metrics(sink); });
+    grpc_listen->port = static_cast<std::uint16_t>(rls->port());
     std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
-                 config::format_endpoint(*rls_listen).c_str());
+                 config::format_endpoint(*grpc_listen).c_str());
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
-  // The Redis backend's metrics, summed over the gateway's loops and the admin loop's store.
-  const server::AdminServer* admin_ptr = nullptr;
-  metrics.emplace_back([g = gateway.get(), &admin_ptr](std::string& out) {
-    std::vector<const backend::redis::Store*> stores;
-    if (g != nullptr) stores = g->redis_stores();
-    if (admin_ptr != nullptr && admin_ptr->redis_store() != nullptr) {
-      stores.push_back(admin_ptr->redis_store());
-    }
-    backend::redis::write_store_metrics(out, stores);
-  });
-  server::AdminServer admin(io, *engine, admin_listen, options.config, std::move(metrics));
-  admin_ptr = &admin;
+  server::AdminServer admin(io, *engine, admin_listen, options.config, registry);
   try {
     admin.start();
   } catch (const std::exception& e) {

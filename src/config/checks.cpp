@@ -124,6 +124,34 @@ void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
 
 // Rules kept in Redis: a store to keep them in, options only where they apply, and the
 // combinations the Redis backend does not take (docs/distributed.md).
+void check_resp(const RuleSet& rs, const Origins& o, Errors& errors) {
+  if (!rs.resp) return;
+  const RespSettings& r = *rs.resp;
+  if (r.storage == Storage::kRedis && o.top.ok("resp.storage") &&
+      (!rs.redis || rs.redis->url.empty())) {
+    errors.add(o.top.at("resp.storage"),
+               "field 'resp.storage': CL.THROTTLE kept in Redis, but no store is configured: "
+               "add redis: {url: redis://127.0.0.1:6379}");
+  }
+  if (r.storage != Storage::kRedis) {
+    for (std::string_view f : {"resp.on_failure", "resp.local_share"}) {
+      if (o.top.written(f)) {
+        errors.add(o.top.at(f), "field " + quoted(f) +
+                                    ": applies only to storage: redis (CL.THROTTLE kept in Redis)");
+      }
+    }
+  }
+  if (o.top.written("resp.user") && r.password_file.empty() && r.password_env.empty()) {
+    errors.add(o.top.at("resp.user"),
+               "field 'resp.user': AUTH needs a password too: add password_file or password_env");
+  }
+  if (rs.grpc && rs.grpc->listen && rs.resp->listen && *rs.grpc->listen == *rs.resp->listen) {
+    errors.add(o.top.at("grpc.listen"),
+               "field 'grpc.listen': " + format_endpoint(*rs.grpc->listen) +
+                   " is also resp.listen; give them different ports");
+  }
+}
+
 void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
   for (std::size_t i = 0; i < rs.rules.size(); ++i) {
     const Rule& r = rs.rules[i];
@@ -265,6 +293,25 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
     fail("status", std::to_string(r.status) +
                        " is not an error status (accepted: 400 to 599; the default is 429)");
   }
+  if (o.ok("missing_key_status")) {
+    if (r.missing_key_status < 400 || r.missing_key_status > 599) {
+      fail("missing_key_status",
+           std::to_string(r.missing_key_status) +
+               " is not an error status (accepted: 400 to 599; the default is 429)");
+    } else if (o.written("missing_key_status") && r.on_missing_key != OnMissingKey::kDeny) {
+      fail("missing_key_status",
+           "applies only to on_missing_key: deny (a missing key is skipped otherwise)");
+    }
+  }
+  if (o.ok("permit_ttl") && o.written("permit_ttl")) {
+    if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {
+      fail("permit_ttl",
+           "applies only to a concurrency limit (how long a permit handed out by "
+           "the decision service is kept)");
+    } else if (r.permit_ttl <= 0) {
+      fail("permit_ttl", "must be longer than 0 (the default is 60s)");
+    }
+  }
 }
 
 void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
@@ -291,6 +338,7 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
   }
   for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
   check_redis(rs, o, errors);
+  check_resp(rs, o, errors);
 }
 
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -460,11 +461,16 @@ Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors
   r.line = line;
   origin.line = line;
   std::initializer_list<std::string_view> with_name = {
-      "name",           "limit",   "key",        "action",      "max_wait", "status",   "body",
-      "on_missing_key", "storage", "on_failure", "local_share", "lease",    "lease_ttl"};
+      "name",        "limit",          "key",
+      "action",      "max_wait",       "status",
+      "body",        "on_missing_key", "missing_key_status",
+      "permit_ttl",  "storage",        "on_failure",
+      "local_share", "lease",          "lease_ttl"};
   std::initializer_list<std::string_view> without_name = {
-      "limit",          "key",     "action",     "max_wait",    "status", "body",
-      "on_missing_key", "storage", "on_failure", "local_share", "lease",  "lease_ttl"};
+      "limit",      "key",      "action",         "max_wait",
+      "status",     "body",     "on_missing_key", "missing_key_status",
+      "permit_ttl", "storage",  "on_failure",     "local_share",
+      "lease",      "lease_ttl"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -486,6 +492,10 @@ Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors
   if (auto st = s.number("status", 0, 999)) r.status = static_cast<int>(*st);
   if (auto b = s.text("body")) r.body = *b;
   if (auto m = s.choice("on_missing_key", kOnMissingKey)) r.on_missing_key = *m;
+  if (auto st = s.number("missing_key_status", 0, 999)) {
+    r.missing_key_status = static_cast<int>(*st);
+  }
+  if (auto t = s.duration("permit_ttl")) r.permit_ttl = *t;
   r.storage = s.choice("storage", kStorages);
   const RedisOptionFields o = read_redis_options(s);
   r.on_failure = o.on_failure;
@@ -589,11 +599,77 @@ Upstream read_upstream(const Entry& e, Errors& errors, Origin& origin) {
 
 constexpr std::size_t kMinMemory = 1024;  // well above one table bucket (8 keys)
 
+// A secret for AUTH: the first line of a file (a trailing newline dropped), or a variable.
+std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
+  if (!resp.password_file.empty()) {
+    std::FILE* f = std::fopen(resp.password_file.c_str(), "rb");
+    if (f == nullptr) {
+      r.fail("password_file",
+             "cannot read " + quoted(resp.password_file) + ": " + std::strerror(errno));
+      return std::nullopt;
+    }
+    std::string secret;
+    char buf[4096];
+    std::size_t n = 0;
+    while (secret.size() <= 1024 && (n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+      secret.append(buf, n);
+    }
+    std::fclose(f);
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+    if (secret.empty() || secret.size() > 1024) {
+      r.fail("password_file", quoted(resp.password_file) +
+                                  " must hold a password of 1 to 1024 "
+                                  "bytes");
+      return std::nullopt;
+    }
+    return secret;
+  }
+  if (!resp.password_env.empty()) {
+    const char* v = std::getenv(resp.password_env.c_str());
+    if (v == nullptr || *v == 0) {
+      r.fail("password_env",
+             "the environment variable " + quoted(resp.password_env) + " is not set (or empty)");
+      return std::nullopt;
+    }
+    return std::string(v);
+  }
+  return std::string();
+}
+
+std::optional<RespSettings> read_resp(Section& s) {
+  auto r = s.section("resp", {"listen", "storage", "on_failure", "local_share", "memory", "user",
+                              "password_file", "password_env"});
+  if (!r) return std::nullopt;
+  RespSettings resp;
+  resp.line = s.line("resp");
+  resp.listen = r->endpoint("listen");
+  if (auto st = r->choice("storage", kStorages)) resp.storage = *st;
+  resp.on_failure = r->choice("on_failure", kFailurePolicies);
+  resp.local_share = r->parsed<double>("local_share", parse_share);
+  if (auto memory = r->parsed<std::size_t>("memory", core::parse_bytes)) {
+    if (*memory < kMinMemory) {
+      r->fail("memory", "at least 1KiB is needed (one table bucket); the default is 64MiB");
+    } else {
+      resp.memory = *memory;
+    }
+  }
+  if (auto u = r->text("user")) resp.user = *u;
+  if (auto f = r->text("password_file")) resp.password_file = *f;
+  if (auto e = r->text("password_env")) resp.password_env = *e;
+  if (!resp.password_file.empty() && !resp.password_env.empty()) {
+    r->fail("password_env", "give password_file or password_env, not both");
+  } else if (auto secret = read_secret(*r, resp)) {
+    resp.password = *secret;
+  }
+  return resp;
+}
+
 RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
-  Section s(root, "", "", errors, origins.top,
-            {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
-             "http", "access_log", "write_back", "redis", "upstreams", "routes", "rules"});
+  Section s(
+      root, "", "", errors, origins.top,
+      {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers", "http",
+       "access_log", "write_back", "redis", "resp", "grpc", "upstreams", "routes", "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
@@ -636,6 +712,13 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
     rs.redis = redis;
   }
 
+  rs.resp = read_resp(s);
+  if (auto g = s.section("grpc", {"listen"})) {
+    GrpcSettings grpc;
+    grpc.line = s.line("grpc");
+    grpc.listen = g->endpoint("listen");
+    rs.grpc = grpc;
+  }
   for (const Entry& e : s.entries("upstreams", "upstream")) {
     origins.upstreams.emplace_back();
     rs.upstreams.push_back(read_upstream(e, errors, origins.upstreams.back()));

@@ -108,6 +108,12 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << r.body;
   out << YAML::Key << "on_missing_key" << YAML::Value
       << std::string(name_of(kOnMissingKey, r.on_missing_key));
+  if (r.on_missing_key == OnMissingKey::kDeny) {
+    out << YAML::Key << "missing_key_status" << YAML::Value << r.missing_key_status;
+  }
+  if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+    out << YAML::Key << "permit_ttl" << YAML::Value << core::format_duration(r.permit_ttl);
+  }
   for (const auto& [field, value] : rule_redis_fields(r)) {
     out << YAML::Key << field << YAML::Value << value;
   }
@@ -187,6 +193,31 @@ std::string to_yaml(const RuleSet& rs) {
     }
     out << YAML::EndMap;
   }
+  if (rs.resp) {
+    const RespSettings& r = *rs.resp;
+    out << YAML::Key << "resp" << YAML::Value << YAML::BeginMap;
+    if (r.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*r.listen);
+    out << YAML::Key << "storage" << YAML::Value << std::string(name_of(kStorages, r.storage));
+    if (r.on_failure) {
+      out << YAML::Key << "on_failure" << YAML::Value
+          << std::string(name_of(kFailurePolicies, *r.on_failure));
+    }
+    if (r.local_share) out << YAML::Key << "local_share" << YAML::Value << *r.local_share;
+    out << YAML::Key << "memory" << YAML::Value << core::format_bytes(r.memory);
+    if (!r.password_file.empty() || !r.password_env.empty()) {
+      out << YAML::Key << "user" << YAML::Value << r.user;
+      out << YAML::Key << (r.password_file.empty() ? "password_env" : "password_file")
+          << YAML::Value << (r.password_file.empty() ? r.password_env : r.password_file);
+    }
+    out << YAML::EndMap;
+  }
+  if (rs.grpc) {
+    out << YAML::Key << "grpc" << YAML::Value << YAML::BeginMap;
+    if (rs.grpc->listen) {
+      out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.grpc->listen);
+    }
+    out << YAML::EndMap;
+  }
 
   out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
   for (const auto& u : rs.upstreams) {
@@ -221,6 +252,12 @@ std::string rule_to_json(const Rule& r) {
   }
   out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
          ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key));
+  if (r.on_missing_key == OnMissingKey::kDeny) {
+    out += ",\"missing_key_status\":" + std::to_string(r.missing_key_status);
+  }
+  if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+    out += ",\"permit_ttl\":" + json_string(core::format_duration(r.permit_ttl));
+  }
   for (const auto& [field, value] : rule_redis_fields(r)) {
     out += ",\"" + std::string(field) + "\":" + json_string(value);
   }

@@ -15,80 +15,57 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Parses an address for CIDR matching: 4 or 16 bytes; an IPv4-mapped IPv6 becomes IPv4.
-bool parse_ip(std::string_view text, unsigned char out[16], bool& v6) {
-  char buf[64];
-  if (text.size() >= sizeof buf) return false;
-  std::memcpy(buf, text.data(), text.size());
-  buf[text.size()] = 0;
-  if (inet_pton(AF_INET, buf, out) == 1) {
-    v6 = false;
-    return true;
+// The items of a comma-separated list, from the right: the order proxies appended them in,
+// read back from the last hop.
+template <class F>
+bool each_from_right(std::string_view v, F&& f) {
+  while (!v.empty()) {
+    const auto comma = v.rfind(',');
+    const std::string_view item = trim(comma == std::string_view::npos ? v : v.substr(comma + 1));
+    if (!item.empty() && !f(item)) return false;
+    if (comma == std::string_view::npos) break;
+    v = v.substr(0, comma);
   }
-  if (inet_pton(AF_INET6, buf, out) == 1) {
-    static const unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(out, kMapped, 12) == 0) {
-      std::memmove(out, out + 12, 4);
-      v6 = false;
-    } else {
-      v6 = true;
-    }
-    return true;
-  }
-  return false;
+  return true;
 }
 
-bool trusted_address(std::string_view address, std::span<const config::Cidr> trusted) {
+// The for= value of one Forwarded element ("for=192.0.2.7;proto=http"), or empty.
+std::string_view forwarded_for(std::string_view element) {
+  while (!element.empty()) {
+    const auto semi = element.find(';');
+    const std::string_view pair = trim(element.substr(0, semi));
+    if (pair.size() > 4 && iequals(pair.substr(0, 4), "for=")) return pair.substr(4);
+    if (semi == std::string_view::npos) break;
+    element.remove_prefix(semi + 1);
+  }
+  return {};
+}
+
+bool trusted_address(const CanonicalAddress& a, std::span<const config::Cidr> trusted) {
   for (const auto& net : trusted) {
-    if (cidr_contains(net, address)) return true;
+    if (cidr_contains(net, a)) return true;
   }
   return false;
 }
 
-// An address from a Forwarded for= value: unquoted, brackets and port removed.
-std::string_view forwarded_node(std::string_view v) {
-  v = trim(v);
-  if (!v.empty() && v.front() == '"') v = v.substr(1, v.size() >= 2 ? v.size() - 2 : 0);
-  if (!v.empty() && v.front() == '[') {
-    const auto close = v.find(']');
-    return close == std::string_view::npos ? v.substr(1) : v.substr(1, close - 1);
+// Calls f(address text) for each hop a header lists, right to left, over every field of that
+// name (the last field holds the latest hops); stops when f returns false.
+template <class F>
+void hops_from_right(const RequestView& r, std::string_view name, bool forwarded, F&& f) {
+  for (auto it = r.headers.rbegin(); it != r.headers.rend(); ++it) {
+    if (!iequals(it->name, name)) continue;
+    const bool go_on = each_from_right(it->value, [&](std::string_view item) {
+      return f(forwarded ? forwarded_for(item) : item);
+    });
+    if (!go_on) return;
   }
-  const auto colon = v.find(':');
-  if (colon != std::string_view::npos && v.find(':', colon + 1) == std::string_view::npos) {
-    return v.substr(0, colon);  // IPv4 with a port
-  }
-  return v;
 }
 
-// The addresses a header lists, left to right.
-std::vector<std::string_view> forwarded_chain(const RequestView& r) {
-  std::vector<std::string_view> chain;
+bool has_header(const RequestView& r, std::string_view name) {
   for (const auto& h : r.headers) {
-    if (!iequals(h.name, "X-Forwarded-For")) continue;
-    std::string_view v = h.value;
-    while (!v.empty()) {
-      const auto comma = v.find(',');
-      const auto item = trim(v.substr(0, comma));
-      if (!item.empty()) chain.push_back(item);
-      if (comma == std::string_view::npos) break;
-      v.remove_prefix(comma + 1);
-    }
+    if (iequals(h.name, name)) return true;
   }
-  if (!chain.empty()) return chain;
-  for (const auto& h : r.headers) {
-    if (!iequals(h.name, "Forwarded")) continue;
-    std::string_view v = h.value;
-    while (!v.empty()) {
-      const auto sep = v.find_first_of(",;");
-      const auto pair = trim(v.substr(0, sep));
-      if (pair.size() > 4 && iequals(pair.substr(0, 4), "for=")) {
-        chain.push_back(forwarded_node(pair.substr(4)));
-      }
-      if (sep == std::string_view::npos) break;
-      v.remove_prefix(sep + 1);
-    }
-  }
-  return chain;
+  return false;
 }
 
 }  // namespace
@@ -145,10 +122,49 @@ std::string_view host_without_port(std::string_view host) {
   return colon == std::string_view::npos ? host : host.substr(0, colon);
 }
 
-bool cidr_contains(const config::Cidr& net, std::string_view address) {
-  unsigned char ip[16];
-  bool v6 = false;
-  if (!parse_ip(address, ip, v6) || v6 != net.v6) return false;
+bool CanonicalAddress::parse(std::string_view text) {
+  len_ = 0;
+  text = trim(text);
+  if (!text.empty() && text.front() == '"') {  // a quoted Forwarded node
+    if (text.size() < 2 || text.back() != '"') return false;
+    text = text.substr(1, text.size() - 2);
+  }
+  if (!text.empty() && text.front() == '[') {  // [v6] or [v6]:port
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string_view rest = text.substr(close + 1);
+    if (!rest.empty() &&
+        (rest.front() != ':' ||
+         !std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; }))) {
+      return false;
+    }
+    text = text.substr(1, close - 1);
+  } else if (const auto colon = text.find(':');
+             colon != std::string_view::npos &&
+             text.find(':', colon + 1) == std::string_view::npos) {
+    text = text.substr(0, colon);  // IPv4 with a port
+  }
+  char buf[64];
+  if (text.empty() || text.size() >= sizeof buf) return false;
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = 0;
+  if (inet_pton(AF_INET, buf, bytes_) == 1) {
+    v6_ = false;
+  } else if (inet_pton(AF_INET6, buf, bytes_) == 1) {
+    static const unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    v6_ = std::memcmp(bytes_, kMapped, 12) != 0;
+    if (!v6_) std::memmove(bytes_, bytes_ + 12, 4);
+  } else {
+    return false;
+  }
+  if (inet_ntop(v6_ ? AF_INET6 : AF_INET, bytes_, buf_, sizeof buf_) == nullptr) return false;
+  len_ = std::strlen(buf_);
+  return true;
+}
+
+bool cidr_contains(const config::Cidr& net, const CanonicalAddress& address) {
+  if (address.text().empty() || address.v6() != net.v6) return false;
+  const unsigned char* ip = address.bytes();
   const int full = net.prefix / 8;
   if (std::memcmp(ip, net.bytes, static_cast<std::size_t>(full)) != 0) return false;
   const int rest = net.prefix % 8;
@@ -157,58 +173,24 @@ bool cidr_contains(const config::Cidr& net, std::string_view address) {
   return (ip[full] & mask) == (net.bytes[full] & mask);
 }
 
-std::string client_address(const RequestView& request, std::span<const config::Cidr> trusted) {
-  if (trusted.empty() || !trusted_address(request.peer, trusted)) return std::string(request.peer);
-  const auto chain = forwarded_chain(request);
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    if (!trusted_address(*it, trusted)) return std::string(*it);
+void client_address(const RequestView& request, std::span<const config::Cidr> trusted,
+                    CanonicalAddress& out) {
+  if (!out.parse(request.peer) || trusted.empty() || !trusted_address(out, trusted)) return;
+  CanonicalAddress hop;
+  auto walk = [&](std::string_view name, bool forwarded) {
+    hops_from_right(request, name, forwarded, [&](std::string_view item) {
+      if (!hop.parse(item)) return false;  // not an address: the last trusted hop stands
+      out = hop;
+      return trusted_address(hop, trusted);  // the first untrusted hop is the client
+    });
+  };
+  if (has_header(request, "X-Forwarded-For")) {
+    walk("X-Forwarded-For", false);
+  } else if (has_header(request, "Forwarded")) {
+    walk("Forwarded", true);
+  } else if (has_header(request, "X-Real-IP")) {
+    walk("X-Real-IP", false);
   }
-  // Every hop is trusted: the left-most one is the client as far as anyone can tell.
-  return chain.empty() ? std::string(request.peer) : std::string(chain.front());
-}
-
-std::optional<std::string> request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                                       std::string_view client, std::string_view route) {
-  std::string key;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) key += '|';
-    const config::KeyPart& p = parts[i];
-    std::optional<std::string_view> v;
-    switch (p.kind) {
-      case config::KeyPart::Kind::kClientIp:
-        v = client;
-        break;
-      case config::KeyPart::Kind::kHeader:
-        v = find_header(r, p.name);
-        break;
-      case config::KeyPart::Kind::kQuery:
-        v = query_param(r.query, p.name);
-        break;
-      case config::KeyPart::Kind::kCookie:
-        v = cookie(r, p.name);
-        break;
-      case config::KeyPart::Kind::kPath:
-        v = r.path;
-        break;
-      case config::KeyPart::Kind::kRoute:
-        v = route;
-        break;
-      case config::KeyPart::Kind::kConst:
-        v = p.name;
-        break;
-      case config::KeyPart::Kind::kMethod:
-        v = r.method;
-        break;
-      case config::KeyPart::Kind::kHost:
-        v = host_without_port(r.host);
-        break;
-    }
-    // A missing or empty value from the request is a missing key, as nginx treats an empty
-    // key: the request is not accounted (or, configured so, denied).
-    if (!v || (v->empty() && p.kind != config::KeyPart::Kind::kConst)) return std::nullopt;
-    key.append(*v);
-  }
-  return key;
 }
 
 }  // namespace sluice::engine

@@ -31,7 +31,8 @@ void Registry::Registration::reset() {
 class Registry::Gather final : public Sink {
  public:
   struct Series {
-    std::string labels;  // as the exposition writes them
+    std::string labels;  // as the exposition writes them, after the name: suffix{k="v",...}
+    std::string suffix;
     std::vector<std::pair<std::string, std::string>> pairs;
     double value = 0;
   };
@@ -45,11 +46,13 @@ class Registry::Gather final : public Sink {
 
   void declare(const Family& f) override { family(f); }
 
-  void add(const Family& f, std::initializer_list<Label> labels, double value) override {
+  using Sink::add;
+  void add(const Family& f, std::string_view suffix, std::initializer_list<Label> labels,
+           double value) override {
     FamilySamples& fam = family(f);
     std::vector<std::pair<std::string, std::string>> pairs;
     pairs.reserve(labels.size());
-    std::string text;
+    std::string text(suffix);
     char sep = '{';
     for (const Label& l : labels) {
       pairs.emplace_back(l.name, l.value);
@@ -57,11 +60,11 @@ class Registry::Gather final : public Sink {
       text.append(l.name).append("=\"").append(proto::http::prometheus_label(l.value)).append("\"");
       sep = ',';
     }
-    if (!text.empty()) text += '}';
+    if (text.size() > suffix.size()) text += '}';
     auto it = fam.index.find(text);
     if (it == fam.index.end()) {
       fam.index.emplace(text, fam.series.size());
-      fam.series.push_back(Series{std::move(text), std::move(pairs), value});
+      fam.series.push_back(Series{std::move(text), std::string(suffix), std::move(pairs), value});
     } else {
       fam.series[it->second].value += value;
     }
@@ -95,8 +98,8 @@ std::string Registry::text() const {
   collect(g);
   std::string out;
   for (const auto& fam : g.families) {
-    proto::http::prometheus_family(out, fam.name, fam.kind == Kind::kCounter ? "counter" : "gauge",
-                                   fam.help);
+    static constexpr std::string_view kTypes[] = {"counter", "gauge", "histogram"};
+    proto::http::prometheus_family(out, fam.name, kTypes[static_cast<int>(fam.kind)], fam.help);
     for (const auto& s : fam.series) proto::http::prometheus_line(out, fam.name, s.labels, s.value);
   }
   return out;
@@ -107,8 +110,9 @@ double Registry::value(std::string_view name, std::initializer_list<Label> label
   collect(g);
   double total = 0;
   for (const auto& fam : g.families) {
-    if (fam.name != name) continue;
+    if (!name.starts_with(fam.name)) continue;
     for (const auto& s : fam.series) {
+      if (name.substr(fam.name.size()) != s.suffix) continue;
       bool all = true;
       for (const Label& want : labels) {
         bool found = false;

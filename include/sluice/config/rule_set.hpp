@@ -110,15 +110,42 @@ struct Rule {
   std::vector<KeyPart> key;
   Action action = Action::kReject;
   core::Nanos max_wait = 0;  // kDelay: the longest hold
-  int status = 429;
+  int status = 429;          // over the limit
   std::string body = "Too Many Requests\n";
   OnMissingKey on_missing_key = OnMissingKey::kSkip;
+  int missing_key_status = 429;  // on_missing_key: deny (its own status: a 401 for a missing
+                                 // API key need not be the over-limit answer too)
+  // Concurrency: how long the decision service keeps a permit that is never given back.
+  core::Nanos permit_ttl = 60 * core::kNanosPerSecond;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;
   std::optional<double> local_share;
   std::optional<std::int64_t> lease;
   std::optional<core::Nanos> lease_ttl;
+  int line = 0;
+};
+
+// `resp:` — the Redis-protocol listener (CL.THROTTLE, SLUICE.*) and where CL.THROTTLE keeps
+// its state: here, or in Redis (`redis:`) so that several instances share each key.
+struct RespSettings {
+  std::optional<Endpoint> listen;  // `serve --resp` overrides
+  Storage storage = Storage::kLocal;
+  std::optional<FailurePolicy> on_failure;  // unset: redis.on_failure
+  std::optional<double> local_share;        // unset: redis.local_share
+  std::size_t memory = 64u << 20;           // CL.THROTTLE's local table (16 B a key)
+  // AUTH: clients must authenticate when a password is set, read from a file or from an
+  // environment variable at load (the secret itself is never written back).
+  std::string user = "default";
+  std::string password_file;
+  std::string password_env;
+  std::string password;  // the secret read from one of them; "" = no AUTH
+  int line = 0;
+};
+
+// `grpc:` — the Envoy rate limit service listener (`serve --grpc` overrides).
+struct GrpcSettings {
+  std::optional<Endpoint> listen;
   int line = 0;
 };
 
@@ -143,6 +170,8 @@ struct RuleSet {
   std::string access_log;  // "": off; "stdout", or a file path
   bool write_back = true;  // admin API changes rewrite the config file
   std::optional<RedisSettings> redis;
+  std::optional<RespSettings> resp;
+  std::optional<GrpcSettings> grpc;
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
   std::vector<Rule> rules;

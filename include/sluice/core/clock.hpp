@@ -27,6 +27,12 @@ class SteadyClock final : public Clock {
   }
 };
 
+// The process's steady clock, for an edge that has no other to inject.
+inline const Clock& steady_clock() {
+  static const SteadyClock clock;
+  return clock;
+}
+
 // CLOCK_MONOTONIC_COARSE: the kernel's tick-granular time (1-4 ms steps), a few ns to read.
 // Good enough for limits of seconds and minutes; nginx reads time once per event-loop pass.
 class CoarseClock final : public Clock {

@@ -1,5 +1,6 @@
-// What a limit promises a client, in the terms of the RateLimit-Policy field: a quota of q
-// requests per window of w seconds, derived from each algorithm's parameters.
+// What a limit promises a client, in the terms of the RateLimit-Policy field, fixed when the
+// limit is compiled: q units per window of w seconds, and for limits that refill continuously
+// the most that can pass at once. docs/configuration.md defines each field per algorithm.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +10,20 @@
 namespace sluice::engine {
 
 struct Quota {
-  std::int64_t quota = 0;           // q: requests that may pass at once from full
-  std::int64_t window_seconds = 0;  // w: seconds to earn the quota back (0: not time-based)
-  bool concurrent = false;          // qu="concurrent-requests"
+  // The policy item: q per w seconds. Windows: the limit per window. Limits that refill
+  // continuously (token-bucket, gcra, leaky-bucket, smooth-*, queue): the sustained rate as
+  // written (rate=1000/s is q=1000;w=1, rate=30/60s is q=30;w=60), so q/w is the rate.
+  std::int64_t quota = 0;
+  std::int64_t window_seconds = 0;  // 0: not time-based (concurrency)
+  // Continuous refill: the capacity, the most that can pass at once from full (a second item,
+  // "<name>-burst";q=capacity). 0 for windows and concurrency.
+  std::int64_t burst = 0;
+  // The seconds a full refill takes (the RateLimit field's t when nothing is left); windows:
+  // the window.
+  std::int64_t refill_seconds = 0;
+  bool concurrent = false;  // qu="concurrent-requests"
 };
 
-// token-bucket: q=burst, w=burst/rate; gcra: q=burst+1, w=(burst+1)*interval; leaky-bucket:
-// q=burst+1, w=(burst+1)/rate; windows: q=limit, w=window; Guava: q=stored maximum (at least
-// 1), w=its refill time; queue: q=1, w=one spacing; concurrency: q=limit, concurrent.
-// Windows are rounded up to whole seconds, at least 1.
-Quota quota_of(const spec::AlgorithmParams& params);
+Quota quota_of(const spec::LimitSpec& spec);
 
 }  // namespace sluice::engine

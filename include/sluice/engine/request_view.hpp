@@ -1,12 +1,11 @@
-// A request as the rules see it, and the lookups keys are made of: header, query parameter,
-// cookie, and the client address behind trusted proxies. Frontends fill it with views.
+// An HTTP request as the engine sees it, filled by the gateway with views into its own
+// buffers, and the lookups keys are made of: header, query parameter, cookie, client address.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "sluice/config/rule_set.hpp"
 
@@ -38,16 +37,33 @@ std::optional<std::string_view> cookie(const RequestView& r, std::string_view na
 // Host without a port, as sent.
 std::string_view host_without_port(std::string_view host);
 
+// An address in its one canonical text: IPv4 dotted quad, IPv6 as inet_ntop writes it (lower
+// case, zeros compressed), an IPv4-mapped IPv6 as IPv4. Room for the longest of them.
+class CanonicalAddress {
+ public:
+  // Parses "192.0.2.7", "192.0.2.7:8080", "2001:db8::1", "[2001:db8::1]:8080", a quoted or
+  // bracketed Forwarded node; false for anything else ("unknown", "_hidden", "garbage").
+  bool parse(std::string_view text);
+  std::string_view text() const { return {buf_, len_}; }
+  bool v6() const { return v6_; }
+  const unsigned char* bytes() const { return bytes_; }  // 4 or 16
+
+ private:
+  char buf_[48] = {};
+  std::size_t len_ = 0;
+  bool v6_ = false;
+  unsigned char bytes_[16] = {};
+};
+
+bool cidr_contains(const config::Cidr& net, const CanonicalAddress& address);
+
 // The client address for keys and logs: the peer, unless the peer is a trusted proxy; then
-// X-Forwarded-For (else Forwarded: for=) is walked from the right, skipping trusted proxies,
-// and the first untrusted address is the client (nginx realip with real_ip_recursive on).
-std::string client_address(const RequestView& request, std::span<const config::Cidr> trusted);
-
-bool cidr_contains(const config::Cidr& net, std::string_view address);
-
-// The rule's key for this request: its parts joined with '|'; nullopt when a header, query
-// parameter or cookie it needs is missing.
-std::optional<std::string> request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                                       std::string_view client, std::string_view route);
+// X-Forwarded-For (else Forwarded: for=, else X-Real-IP) is walked from the right, skipping
+// trusted proxies, and the first untrusted address is the client (nginx realip with
+// real_ip_recursive on). A hop that is not an address ends the walk: the client is then the
+// trusted proxy that sent it, never a value further left that the client could have chosen.
+// A port is dropped and the address canonicalized, so one client is one key.
+void client_address(const RequestView& request, std::span<const config::Cidr> trusted,
+                    CanonicalAddress& out);
 
 }  // namespace sluice::engine

@@ -13,7 +13,7 @@
 
 namespace sluice::metrics {
 
-enum class Kind { kCounter, kGauge };
+enum class Kind { kCounter, kGauge, kHistogram };
 
 // A metric family: samples of one name, one type, one help text.
 struct Family {
@@ -32,7 +32,12 @@ struct Label {
 class Sink {
  public:
   virtual ~Sink() = default;
-  virtual void add(const Family& family, std::initializer_list<Label> labels, double value) = 0;
+  virtual void add(const Family& family, std::initializer_list<Label> labels, double value) {
+    add(family, "", labels, value);
+  }
+  // A sample named family.name + suffix: a histogram's "_bucket", "_sum" and "_count".
+  virtual void add(const Family& family, std::string_view suffix,
+                   std::initializer_list<Label> labels, double value) = 0;
   // A family with no samples yet still gets its HELP and TYPE lines.
   virtual void declare(const Family& family) = 0;
 };

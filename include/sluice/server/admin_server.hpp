@@ -3,13 +3,13 @@
 //
 // Endpoints (docs/admin-api.md has the request and reply formats):
 //   GET /healthz                  200 "ok"
-//   GET /metrics                  Prometheus text 0.0.4: the engine's counters, every metrics
-//                                 writer's, and the reload counters
+//   GET /metrics                  Prometheus text 0.0.4: the registry's (every layer's counters)
 //   GET /v1/rules                 every rule, as a JSON array
 //   GET|PUT|DELETE /v1/rules/{name}
 //   POST /v1/rules:validate       a rule or a whole config, checked without applying
 //   POST /v1/check                the decision API: one check or a batch, as JSON
 //   GET /v1/check/{rule}?key=K    204 allowed / 429 denied, for nginx auth_request
+//   POST /v1/release, DELETE /v1/leases/{token}   a concurrency permit a check handed out
 //
 // Rules changed through the API are validated in full, applied with Engine::apply, and written
 // back to the config file atomically (temp file + fsync + rename) unless the config says
@@ -29,23 +29,17 @@
 
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/engine.hpp"
-
-namespace sluice::backend::redis {
-class Store;
-}
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::server {
 
 class AdminServer {
  public:
-  // Appends Prometheus text (complete `# HELP`/`# TYPE` families) to the reply of /metrics.
-  // Called on the admin listener's thread; must be thread-safe against the caller's own loops.
-  using MetricsWriter = std::function<void(std::string&)>;
-
-  // `config_path` "" means no file: no reload, no write-back. `engine` must outlive the
-  // server. Handlers run on `io`; it may be run by several threads.
+  // `config_path` "" means no file: no reload, no write-back. `engine` and `registry` must
+  // outlive the server; /metrics is the registry's text. Handlers run on `io`, which one
+  // thread runs (the decision API's engine loop lives there).
   AdminServer(boost::asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-              std::string config_path, std::vector<MetricsWriter> metrics_writers);
+              std::string config_path, metrics::Registry& registry);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -64,9 +58,6 @@ class AdminServer {
   // Reloads the config file now, as SIGHUP does. Returns its errors (`file:line: problem`),
   // empty when the new rules are in force. Thread-safe.
   std::vector<std::string> reload();
-
-  // The admin loop's Redis store (checks of rules kept in Redis); null when none is configured.
-  const backend::redis::Store* redis_store() const;
 
  private:
   struct Impl;

@@ -11,16 +11,15 @@
 
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/engine.hpp"
-
-namespace sluice::backend::redis {
-class Store;
-}
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::server {
 
 struct GatewayOptions {
   config::Endpoint listen;  // port 0: any free port (see local_endpoint())
   int workers = 0;          // event loops; 0: one per hardware thread
+  // Where the gateway's and its loops' Redis counters are registered (may be null).
+  metrics::Registry* registry = nullptr;
 };
 
 class Gateway {
@@ -50,13 +49,6 @@ class Gateway {
   // Stops the loops and joins their threads; connections still open are dropped.
   // Idempotent. Not from a worker thread.
   void stop();
-
-  // Prometheus text: open connections, responses by status class, upstream latency histogram
-  // and failures. Thread-safe (the admin server calls it from its own thread).
-  void write_metrics(std::string& out) const;
-
-  // Each loop's Redis store (empty when none is configured), for the Redis metrics.
-  std::vector<const backend::redis::Store*> redis_stores() const;
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "sluice/metrics/registry.hpp"
 #include "sluice/server/rls_config.hpp"
 
 namespace sluice::server {
@@ -34,7 +35,7 @@ class RlsServer {
   int port() const;
 
   // Prometheus text: calls by outcome, descriptors by status code.
-  void write_metrics(std::string& out) const;
+  void collect_metrics(metrics::Sink& sink) const;
 
  private:
   struct Impl;

@@ -16,4 +16,18 @@ struct KeyHash {
 // told apart by 64 bits of bucket choice plus the slot's fingerprint bits.
 KeyHash hash_key(std::string_view key);
 
+// hash_key of a key given in pieces, without joining them: add(a), add("|"), add(b) gives
+// hash_key("a|b"). The engine hashes a rule's key where its parts stand in the request.
+class KeyHasher {
+ public:
+  KeyHasher();
+  void add(std::string_view piece);
+  KeyHash finish() const;
+
+ private:
+  // XXH3's streaming state (XXH3_state_t, 576 bytes, 64-byte aligned), kept opaque so the
+  // header needs no xxhash.h.
+  alignas(64) unsigned char state_[640];
+};
+
 }  // namespace sluice::table

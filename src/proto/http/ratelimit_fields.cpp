@@ -1,11 +1,17 @@
-// RateLimit-Policy / RateLimit / Retry-After serialisation (ratelimit_fields.hpp).
+// RateLimit-Policy / RateLimit / X-RateLimit-* / Retry-After serialisation
+// (ratelimit_fields.hpp).
 #include "sluice/proto/http/ratelimit_fields.hpp"
 
-namespace sluice::proto::http {
+#include <fmt/format.h>
 
-std::string sf_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
+namespace sluice::proto::http {
+namespace {
+
+void append_int(std::string& out, std::int64_t v) { out += fmt::format_int(v).c_str(); }
+
+// The inside of an sf-string: '"' and '\' escaped, bytes outside 0x20-0x7e dropped.
+void append_sf_chars(std::string& out, std::string_view s) {
+  for (const char c : s) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
@@ -13,31 +19,75 @@ std::string sf_string(std::string_view s) {
       out += c;
     }
   }
+}
+
+void append_policy_item(std::string& out, std::string_view name, std::string_view suffix,
+                        std::int64_t q, std::int64_t w, bool concurrent) {
   out += '"';
-  return out;
+  append_sf_chars(out, name);
+  out += suffix;
+  out += "\";q=";
+  append_int(out, q);
+  if (concurrent) out += ";qu=\"concurrent-requests\"";
+  if (w > 0) {
+    out += ";w=";
+    append_int(out, w);
+  }
 }
 
-std::string ratelimit_policy(std::span<const QuotaPolicy> items) {
-  std::string out;
-  for (const auto& p : items) {
-    if (!out.empty()) out += ", ";
-    out += sf_string(p.name);
-    out += ";q=" + std::to_string(p.quota);
-    if (!p.unit.empty()) out += ";qu=" + sf_string(p.unit);
-    if (p.window_seconds > 0) out += ";w=" + std::to_string(p.window_seconds);
-  }
-  return out;
+}  // namespace
+
+void append_sf_string(std::string& out, std::string_view s) {
+  out += '"';
+  append_sf_chars(out, s);
+  out += '"';
 }
 
-std::string ratelimit(std::span<const QuotaStatus> items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ", ";
-    out += sf_string(s.name);
-    out += ";r=" + std::to_string(s.remaining < 0 ? 0 : s.remaining);
-    if (s.reset_seconds >= 0) out += ";t=" + std::to_string(s.reset_seconds);
+void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
+                             FieldChoice choice, core::Nanos retry_after) {
+  if (choice.ratelimit && !limits.empty()) {
+    out += "RateLimit-Policy: ";
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      const LimitField& l = limits[i];
+      if (i > 0) out += ", ";
+      append_policy_item(out, l.name, "", l.quota, l.window_seconds, l.concurrent);
+      if (l.burst > 0) {
+        out += ", ";
+        append_policy_item(out, l.name, "-burst", l.burst, 0, false);
+      }
+    }
+    out += "\r\nRateLimit: ";
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      const LimitField& l = limits[i];
+      if (i > 0) out += ", ";
+      append_sf_string(out, l.name);
+      out += ";r=";
+      append_int(out, l.remaining < 0 ? 0 : l.remaining);
+      if (l.reset_seconds >= 0) {
+        out += ";t=";
+        append_int(out, l.reset_seconds);
+      }
+    }
+    out += "\r\n";
   }
-  return out;
+  if (choice.legacy && !limits.empty()) {
+    const LimitField* tightest = &limits[0];
+    for (const LimitField& l : limits) {
+      if (l.remaining < tightest->remaining) tightest = &l;
+    }
+    out += "X-RateLimit-Limit: ";
+    append_int(out, tightest->burst > 0 ? tightest->burst : tightest->quota);
+    out += "\r\nX-RateLimit-Remaining: ";
+    append_int(out, tightest->remaining < 0 ? 0 : tightest->remaining);
+    out += "\r\nX-RateLimit-Reset: ";
+    append_int(out, tightest->reset_seconds < 0 ? 0 : tightest->reset_seconds);
+    out += "\r\n";
+  }
+  if (retry_after >= 0) {
+    out += "Retry-After: ";
+    append_int(out, retry_after_seconds(retry_after));
+    out += "\r\n";
+  }
 }
 
 std::int64_t retry_after_seconds(core::Nanos wait) {

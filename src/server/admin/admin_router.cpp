@@ -23,6 +23,8 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
     AdminRoute{verb::post, "/v1/check", &AdminService::check},
     AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule},
+    AdminRoute{verb::post, "/v1/release", &AdminService::release},
+    AdminRoute{verb::delete_, "/v1/leases/{name}", &AdminService::release_lease},
 };
 
 constexpr std::string_view kNameParam = "{name}";

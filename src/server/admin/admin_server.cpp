@@ -9,10 +9,11 @@
 
 #include "admin_service.hpp"
 #include "admin_session.hpp"
+#include "common/loop_clock.hpp"
 #include "config_store.hpp"
 #include "config_watcher.hpp"
 #include "sluice/config/loader.hpp"
-#include "sluice/engine/store_options.hpp"
+#include "sluice/engine/loop.hpp"
 
 namespace sluice::server {
 
@@ -20,18 +21,31 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, engine::Engine& engine, config::Endpoint where, std::string path,
-       std::vector<MetricsWriter> writers)
+  Impl(asio::io_context& context, engine::Engine& e, config::Endpoint where, std::string path,
+       metrics::Registry& registry)
       : io(context),
+        engine(e),
         listen(std::move(where)),
         store(std::make_shared<ConfigStore>(engine, std::move(path))),
-        service(std::make_shared<AdminService>(store, std::move(writers))),
+        service(std::make_shared<AdminService>(store, registry)),
+        clock(io),
+        loop(std::make_unique<engine::Loop>(engine, io, &registry)),
+        lease_timer(io),
         acceptor(asio::make_strand(io)) {
-    // Checks of rules kept in Redis go through this loop's own store (io runs on one thread).
-    if (auto o = engine::store_options(engine.snapshot()->rules)) {
-      redis = std::make_unique<backend::redis::Store>(io, *o);
-      service->set_redis(redis.get());
-    }
+    // The decision API decides on this loop; rules kept in Redis go through its own store.
+    service->set_loop(loop.get(), &clock);
+  }
+
+  // The decision service's concurrency permits that were never given back, returned when
+  // their time is up: looked at once a second.
+  void expire_leases() {
+    lease_timer.expires_after(std::chrono::seconds(1));
+    lease_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      self->engine.expire_leases(self->clock.now());
+      self->expire_leases();
+    });
   }
 
   void accept() {
@@ -56,10 +70,13 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   }
 
   asio::io_context& io;
+  engine::Engine& engine;
   config::Endpoint listen;
   std::shared_ptr<ConfigStore> store;
   std::shared_ptr<AdminService> service;
-  std::unique_ptr<backend::redis::Store> redis;
+  LoopClock clock;
+  std::unique_ptr<engine::Loop> loop;
+  asio::steady_timer lease_timer;
   std::shared_ptr<ConfigWatcher> watcher;
   tcp::acceptor acceptor;
   tcp::endpoint bound;
@@ -69,18 +86,16 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
 };
 
 AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-                         std::string config_path, std::vector<MetricsWriter> metrics_writers)
+                         std::string config_path, metrics::Registry& registry)
     : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
-                                   std::move(metrics_writers))) {}
+                                   registry)) {}
 
 AdminServer::~AdminServer() {
   stop();
-  // The store's sockets belong to io, which may outlive handlers that keep Impl alive.
-  impl_->service->set_redis(nullptr);
-  impl_->redis.reset();
+  // The loop's Redis sockets belong to io, which may outlive handlers that keep Impl alive.
+  impl_->service->set_loop(nullptr, nullptr);
+  impl_->loop.reset();
 }
-
-const backend::redis::Store* AdminServer::redis_store() const { return impl_->redis.get(); }
 
 void AdminServer::start() {
   const config::Endpoint& where = impl_->listen;
@@ -101,6 +116,7 @@ void AdminServer::start() {
     throw std::runtime_error("admin listener " + config::format_endpoint(where) + ": " + e.what());
   }
   impl_->accept();
+  impl_->expire_leases();
   if (!impl_->store->path().empty()) {
     impl_->watcher = std::make_shared<ConfigWatcher>(impl_->io, impl_->store);
     impl_->watcher->start();
@@ -119,6 +135,7 @@ void AdminServer::stop() {
     boost::system::error_code ignored;
     impl->acceptor.close(ignored);
   });
+  asio::post(impl_->io, [impl = impl_] { impl->lease_timer.cancel(); });
   if (impl_->watcher) impl_->watcher->stop();
   for (auto& weak : sessions) {
     if (auto session = weak.lock()) session->close();

@@ -104,24 +104,39 @@ std::optional<std::string> as_single_rule(std::string_view body) {
   }
 }
 
-void add_family(std::string& out, std::string_view name, std::string_view type,
-                std::string_view help) {
-  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
-  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
-}
+using metrics::Family;
+using metrics::Kind;
 
-void add_sample(std::string& out, std::string_view name, std::string_view labels,
-                std::uint64_t value) {
-  out.append(name);
-  if (!labels.empty()) out.append("{").append(labels).append("}");
-  out.append(" ").append(std::to_string(value)).append("\n");
-}
+constexpr Family kReloads{"sluice_config_reloads_total", Kind::kCounter,
+                          "Config file reloads (SIGHUP or file change), by result."};
+constexpr Family kVersion{"sluice_config_version", Kind::kGauge,
+                          "Version of the rule set in force; every reload or API change adds one."};
+constexpr Family kChanges{"sluice_admin_rule_changes_total", Kind::kCounter,
+                          "Rule changes through the admin API (PUT, DELETE), by result."};
+constexpr Family kReplies{"sluice_admin_requests_total", Kind::kCounter,
+                          "Admin API replies, by HTTP status code."};
 
 }  // namespace
 
-AdminService::AdminService(std::shared_ptr<ConfigStore> store,
-                           std::vector<MetricsWriter> metrics_writers)
-    : store_(std::move(store)), metrics_writers_(std::move(metrics_writers)) {}
+AdminService::AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry)
+    : store_(std::move(store)), registry_(registry) {
+  metrics_ = registry_.add([this](metrics::Sink& sink) { collect(sink); });
+}
+
+void AdminService::collect(metrics::Sink& sink) const {
+  sink.add(kReloads, {{"result", "ok"}}, static_cast<double>(store_->reloads_ok()));
+  sink.add(kReloads, {{"result", "error"}}, static_cast<double>(store_->reloads_error()));
+  sink.add(kVersion, {}, static_cast<double>(store_->engine().snapshot()->version));
+  sink.add(kChanges, {{"result", "ok"}},
+           static_cast<double>(changes_ok_.load(std::memory_order_relaxed)));
+  sink.add(kChanges, {{"result", "error"}},
+           static_cast<double>(changes_error_.load(std::memory_order_relaxed)));
+  sink.declare(kReplies);
+  for (std::size_t code = 100; code < replies_.size(); ++code) {
+    const auto n = replies_[code].load(std::memory_order_relaxed);
+    if (n != 0) sink.add(kReplies, {{"code", std::to_string(code)}}, static_cast<double>(n));
+  }
+}
 
 void AdminService::count_reply(unsigned status) {
   if (status < replies_.size()) replies_[status].fetch_add(1, std::memory_order_relaxed);
@@ -130,32 +145,7 @@ void AdminService::count_reply(unsigned status) {
 Reply AdminService::healthz(const AdminRequest&) { return text_reply(200, "ok\n"); }
 
 Reply AdminService::metrics(const AdminRequest&) {
-  std::string out;
-  out.reserve(16u << 10);
-  store_->engine().write_metrics(out);
-  for (const auto& write : metrics_writers_) write(out);
-
-  add_family(out, "sluice_config_reloads_total", "counter",
-             "Config file reloads (SIGHUP or file change), by result.");
-  add_sample(out, "sluice_config_reloads_total", "result=\"ok\"", store_->reloads_ok());
-  add_sample(out, "sluice_config_reloads_total", "result=\"error\"", store_->reloads_error());
-  add_family(out, "sluice_config_version", "gauge",
-             "Version of the rule set in force; every reload or API change adds one.");
-  add_sample(out, "sluice_config_version", "", store_->engine().snapshot()->version);
-  add_family(out, "sluice_admin_rule_changes_total", "counter",
-             "Rule changes through the admin API (PUT, DELETE), by result.");
-  add_sample(out, "sluice_admin_rule_changes_total", "result=\"ok\"",
-             changes_ok_.load(std::memory_order_relaxed));
-  add_sample(out, "sluice_admin_rule_changes_total", "result=\"error\"",
-             changes_error_.load(std::memory_order_relaxed));
-  add_family(out, "sluice_admin_requests_total", "counter",
-             "Admin API replies, by HTTP status code.");
-  for (std::size_t code = 100; code < replies_.size(); ++code) {
-    const auto n = replies_[code].load(std::memory_order_relaxed);
-    if (n != 0)
-      add_sample(out, "sluice_admin_requests_total", "code=\"" + std::to_string(code) + "\"", n);
-  }
-  return text_reply(200, std::move(out), "text/plain; version=0.0.4; charset=utf-8");
+  return text_reply(200, registry_.text(), "text/plain; version=0.0.4; charset=utf-8");
 }
 
 Reply AdminService::list_rules(const AdminRequest&) {
@@ -287,12 +277,19 @@ Reply AdminService::validate(const AdminRequest& request) {
 }
 
 Reply AdminService::check(const AdminRequest& request) {
-  return post_check(store_->engine(), redis_, request.body, core::SteadyClock::read());
+  return post_check(*loop_, request.body, clock_->now());
 }
 
 Reply AdminService::check_rule(const AdminRequest& request) {
-  return get_check(store_->engine(), redis_, request.name, request.query,
-                   core::SteadyClock::read());
+  return get_check(*loop_, request.name, request.query, clock_->now());
+}
+
+Reply AdminService::release(const AdminRequest& request) {
+  return post_release(*loop_, request.body);
+}
+
+Reply AdminService::release_lease(const AdminRequest& request) {
+  return delete_lease(*loop_, request.name);
 }
 
 }  // namespace sluice::server

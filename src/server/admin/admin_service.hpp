@@ -12,10 +12,9 @@
 #include <vector>
 
 #include "admin_reply.hpp"
-
-namespace sluice::backend::redis {
-class Store;
-}
+#include "sluice/core/clock.hpp"
+#include "sluice/engine/loop.hpp"
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::server {
 
@@ -24,9 +23,8 @@ struct AdminRequest;
 
 class AdminService {
  public:
-  using MetricsWriter = std::function<void(std::string&)>;
-
-  AdminService(std::shared_ptr<ConfigStore> store, std::vector<MetricsWriter> metrics_writers);
+  // Registers its own counters with `registry`, and serves the registry's text on /metrics.
+  AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry);
 
   Reply healthz(const AdminRequest& request);
   Reply metrics(const AdminRequest& request);
@@ -35,19 +33,28 @@ class AdminService {
   Reply put_rule(const AdminRequest& request);
   Reply delete_rule(const AdminRequest& request);
   Reply validate(const AdminRequest& request);
-  Reply check(const AdminRequest& request);       // POST /v1/check (check_handlers.hpp)
-  Reply check_rule(const AdminRequest& request);  // GET /v1/check/{rule}
+  Reply check(const AdminRequest& request);          // POST /v1/check (check_handlers.hpp)
+  Reply check_rule(const AdminRequest& request);     // GET /v1/check/{rule}
+  Reply release(const AdminRequest& request);        // POST /v1/release
+  Reply release_lease(const AdminRequest& request);  // DELETE /v1/leases/{token}
 
   // Counts a reply sent, for sluice_admin_requests_total{code=...}.
   void count_reply(unsigned status);
 
-  // The admin loop's Redis store, for checks of rules kept in Redis (null: none configured).
-  void set_redis(backend::redis::Store* redis) { redis_ = redis; }
+  // The engine on the admin loop (the decision API's checks, Redis rules included) and the
+  // loop's clock; set before the first request.
+  void set_loop(engine::Loop* loop, const core::Clock* clock) {
+    loop_ = loop;
+    clock_ = clock;
+  }
 
  private:
+  void collect(metrics::Sink& sink) const;
+
   std::shared_ptr<ConfigStore> store_;
-  std::vector<MetricsWriter> metrics_writers_;
-  backend::redis::Store* redis_ = nullptr;
+  metrics::Registry& registry_;
+  engine::Loop* loop_ = nullptr;
+  const core::Clock* clock_ = nullptr;
   Reply put(const AdminRequest& request);
   Reply erase(const AdminRequest& request);
   Reply counted(Reply reply);  // into changes_ok_ or changes_error_
@@ -55,6 +62,7 @@ class AdminService {
   std::array<std::atomic<std::uint64_t>, 600> replies_{};  // by status code
   std::atomic<std::uint64_t> changes_ok_{0};
   std::atomic<std::uint64_t> changes_error_{0};
+  metrics::Registry::Registration metrics_;  // last: unregistered before the counters go
 };
 
 }  // namespace sluice::server

@@ -11,7 +11,8 @@
 #include <utility>
 
 #include "check_input.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/engine/fields.hpp"
+#include "sluice/engine/snapshot.hpp"
 
 namespace sluice::server {
 namespace {
@@ -25,85 +26,66 @@ std::int64_t ceil_ms(core::Nanos d) {
   return d / core::kNanosPerMilli + (d % core::kNanosPerMilli != 0 ? 1 : 0);
 }
 
-struct Outcome {
-  engine::CheckResult result;
-  std::optional<InputError> error;
-  std::int64_t cost = 1;  // as asked, for an error found after Redis answers
+// One check: its input (the ask's views point into it) and the engine's outcome.
+struct Check {
+  CheckInput input;
+  engine::Outcome out;
 };
 
-Outcome decide(engine::Engine& engine, const CheckInput& in, core::Nanos now) {
-  Outcome out;
-  out.cost = in.cost;
-  out.result = in.limit.empty() ? engine.check(in.rule, in.key, in.cost, now)
-                                : engine.check_inline(in.limit, in.key, in.cost, in.max_wait, now);
-  using Status = engine::CheckResult::Status;
-  const engine::CheckResult& r = out.result;
-  if (r.status == Status::kUnknownRule) {
-    out.error = InputError{r.error, "rule"};
-  } else if (r.status == Status::kBadLimit) {
-    out.error = InputError{r.error, "limit"};
-  } else if (r.decision.overflow) {
-    out.error = InputError{"cost " + std::to_string(in.cost) +
-                               " is too large for this limit (its wait leaves the time range)",
-                           "cost"};
-  }
-  return out;
+engine::Ask ask_of(const CheckInput& in) {
+  if (in.limit.empty()) return engine::RuleAsk{in.rule, in.key, in.cost};
+  return engine::InlineAsk{in.limit, in.key, in.cost, in.max_wait};
 }
 
-// A rule kept in Redis: ask the store, complete the result, hand it on. Concurrency permits
-// go back at once (the check API has no request lifetime to hold them for).
-void resolve(engine::Engine& engine, backend::redis::Store* redis, Outcome outcome,
-             std::function<void(Outcome)> done) {
-  if (redis == nullptr) {
-    // No store on this loop (a redis url added after start): the rule's failure policy.
-    auto answer =
-        backend::redis::answer_without_store(*outcome.result.remote, core::SteadyClock::read());
-    outcome.result = engine.finish_check(std::move(outcome.result), std::move(answer));
-    done(std::move(outcome));
-    return;
-  }
-  backend::redis::Query query = *outcome.result.remote;
-  auto shared = std::make_shared<Outcome>(std::move(outcome));
-  redis->decide(std::move(query), [&engine, redis, shared,
-                                   done = std::move(done)](backend::redis::Answer answer) {
-    shared->result = engine.finish_check(std::move(shared->result), std::move(answer));
-    for (const auto& lease : shared->result.remote_leases) redis->release(lease);
-    shared->result.remote_leases.clear();
-    if (shared->result.decision.overflow) {
-      shared->error = InputError{"cost " + std::to_string(shared->cost) +
-                                     " is too large for this limit (its wait leaves the range "
-                                     "Redis computes exactly)",
-                                 "cost"};
-    }
-    done(std::move(*shared));
-  });
+std::optional<InputError> error_of(const engine::Outcome& out) {
+  if (out.verdict != engine::Verdict::kInvalid) return std::nullopt;
+  return InputError{out.error, std::string(out.error_field)};
 }
 
-bool dry_run_denied(const engine::CheckResult& r) { return r.dry_run && !r.decision.allowed; }
+bool is_dry_run(const engine::Outcome& out) {
+  return !out.applied.empty() && !out.applied.front().enforced;
+}
 
 // A dry-run rule never asks the caller to block: `allowed` is what to do, `dry_run_denied`
 // what an enforcing rule would have said.
-json::object decision_json(const engine::CheckResult& r) {
-  const core::Decision& d = r.decision;
+json::object decision_json(const engine::Outcome& out) {
+  const core::Decision& d = out.total;
   json::object o;
-  o["allowed"] = d.allowed || r.dry_run;
-  o["delay_ms"] = ceil_ms(d.delay);
+  o["allowed"] = out.verdict == engine::Verdict::kAllow;
+  o["delay_ms"] = ceil_ms(out.delay);
   o["remaining"] = d.remaining;
   o["retry_after_ms"] = d.retry_after == core::kNever ? std::int64_t{-1} : ceil_ms(d.retry_after);
   o["reset_after_ms"] = ceil_ms(d.reset_after);
   o["limit"] = d.limit;
-  o["dry_run"] = r.dry_run;
-  o["dry_run_denied"] = dry_run_denied(r);
+  o["dry_run"] = is_dry_run(out);
+  o["dry_run_denied"] = out.dry_run_denied();
+  if (!out.lease_token.empty()) {
+    o["lease"] = out.lease_token;
+    o["lease_ttl_ms"] = ceil_ms(out.lease_ttl);
+  }
   return o;
 }
 
-// The engine's RateLimit headers; Retry-After only when the caller is told to deny.
-void add_headers(Reply& reply, engine::CheckResult& r) {
-  for (auto& [name, value] : r.headers) {
-    if (r.dry_run && name == "Retry-After") continue;
-    reply.headers.emplace_back(std::move(name), std::move(value));
+// The outcome's RateLimit fields (Retry-After only when the caller is told to deny).
+void add_headers(Reply& reply, const engine::Outcome& out) {
+  engine::LimitFields fields;
+  engine::limit_fields(out, fields);
+  const config::RuleSet& rules = out.snapshot->rules;
+  std::string lines;
+  proto::http::append_ratelimit_fields(
+      lines, fields, {rules.ratelimit_headers, rules.legacy_headers}, engine::retry_after(out));
+  for (std::size_t at = 0; at < lines.size();) {
+    const auto end = lines.find("\r\n", at);
+    const auto colon = lines.find(':', at);
+    reply.headers.emplace_back(lines.substr(at, colon - at),
+                               lines.substr(colon + 2, end - colon - 2));
+    at = end + 2;
   }
-  if (dry_run_denied(r)) reply.headers.emplace_back(kDryRunDeniedHeader, "true");
+  if (out.dry_run_denied()) reply.headers.emplace_back(kDryRunDeniedHeader, "true");
+  if (!out.lease_token.empty()) {
+    reply.headers.emplace_back(kLeaseHeader, out.lease_token);
+    reply.headers.emplace_back(kLeaseTtlHeader, std::to_string(core::ceil_seconds(out.lease_ttl)));
+  }
 }
 
 json::object error_json(const InputError& e) {
@@ -115,8 +97,25 @@ json::object error_json(const InputError& e) {
 
 Reply refuse(unsigned status, const InputError& e) { return error_reply(status, e.error, e.field); }
 
-Reply batch(engine::Engine& engine, backend::redis::Store* redis, const json::value& checks,
-            core::Nanos now) {
+// Decides; true when Redis is still to be asked (complete with loop.async_complete).
+bool start(engine::Loop& loop, Check& c, core::Nanos now) {
+  return loop.decide(ask_of(c.input), now, c.out) == engine::Progress::kPending;
+}
+
+// Completes `c` (asking Redis when needed) and hands it to `finish` on the loop.
+void complete(engine::Loop& loop, std::shared_ptr<Check> c, std::function<void(Check&)> finish) {
+  loop.async_complete(c->out, [&loop, c, finish = std::move(finish)] {
+    loop.release(c->out);
+    finish(*c);
+  });
+}
+
+json::value result_json(const engine::Outcome& out) {
+  if (auto e = error_of(out)) return error_json(*e);
+  return decision_json(out);
+}
+
+Reply batch(engine::Loop& loop, const json::value& checks, core::Nanos now) {
   if (!checks.is_array()) {
     return error_reply(400, "'checks' must be an array of checks", "checks");
   }
@@ -129,26 +128,27 @@ Reply batch(engine::Engine& engine, backend::redis::Store* redis, const json::va
   }
   json::array results;
   results.reserve(items.size());
-  std::vector<std::pair<std::size_t, Outcome>> remote;  // answered by Redis, in the reply later
+  std::vector<std::pair<std::size_t, std::shared_ptr<Check>>> pending;
   for (const json::value& item : items) {
     if (!item.is_object()) {
       results.push_back(error_json({"each check must be a JSON object", "checks"}));
       continue;
     }
-    const ParsedCheck parsed = parse_check(item.get_object());
+    ParsedCheck parsed = parse_check(item.get_object());
     if (parsed.error) {
       results.push_back(error_json(*parsed.error));
       continue;
     }
-    Outcome outcome = decide(engine, parsed.input, now);
-    if (!outcome.error && outcome.result.remote) {
-      remote.emplace_back(results.size(), std::move(outcome));
+    auto c = std::make_shared<Check>();
+    c->input = std::move(parsed.input);
+    if (start(loop, *c, now)) {
+      pending.emplace_back(results.size(), std::move(c));
       results.push_back(nullptr);
       continue;
     }
-    results.push_back(outcome.error ? error_json(*outcome.error) : decision_json(outcome.result));
+    results.push_back(result_json(c->out));
   }
-  if (remote.empty()) {
+  if (pending.empty()) {
     json::object body;
     body["results"] = std::move(results);
     return json_reply(200, body);
@@ -156,19 +156,17 @@ Reply batch(engine::Engine& engine, backend::redis::Store* redis, const json::va
   // The Redis checks go out together (one loop turn, batched by the store); the reply is
   // written when the last one is back.
   Reply reply;
-  // std::function wants a copyable callable; the outcomes (with their leases) are move-only.
-  auto pending = std::make_shared<std::vector<std::pair<std::size_t, Outcome>>>(std::move(remote));
-  reply.later = [&engine, redis, results = std::move(results),
-                 pending](std::function<void(Reply)> done) mutable {
+  auto held = std::make_shared<decltype(pending)>(std::move(pending));
+  reply.later = [&loop, results = std::move(results), held](std::function<void(Reply)> done) {
     struct Gather {
       json::array results;
       std::size_t left;
       std::function<void(Reply)> done;
     };
-    auto g = std::make_shared<Gather>(Gather{std::move(results), pending->size(), std::move(done)});
-    for (auto& [index, outcome] : *pending) {
-      resolve(engine, redis, std::move(outcome), [g, index = index](Outcome o) {
-        g->results[index] = o.error ? error_json(*o.error) : decision_json(o.result);
+    auto g = std::make_shared<Gather>(Gather{results, held->size(), std::move(done)});
+    for (auto& [index, c] : *held) {
+      complete(loop, c, [g, index = index](Check& done_check) {
+        g->results[index] = result_json(done_check.out);
         if (--g->left > 0) return;
         json::object body;
         body["results"] = std::move(g->results);
@@ -179,23 +177,26 @@ Reply batch(engine::Engine& engine, backend::redis::Store* redis, const json::va
   return reply;
 }
 
-// A reply that needs Redis first: `finish` builds it from the completed outcome.
-Reply after_redis(engine::Engine& engine, backend::redis::Store* redis, Outcome outcome,
-                  std::function<Reply(Outcome&)> finish) {
+// The reply of one check, now or (Redis) later: `finish` builds it from the outcome.
+Reply one(engine::Loop& loop, CheckInput input, core::Nanos now,
+          std::function<Reply(const engine::Outcome&)> finish) {
+  auto c = std::make_shared<Check>();
+  c->input = std::move(input);
+  if (!start(loop, *c, now)) {
+    Reply r = finish(c->out);
+    loop.release(c->out);
+    return r;
+  }
   Reply reply;
-  auto held = std::make_shared<Outcome>(std::move(outcome));  // move-only, see batch()
-  reply.later = [&engine, redis, held,
-                 finish = std::move(finish)](std::function<void(Reply)> done) mutable {
-    resolve(engine, redis, std::move(*held),
-            [finish = std::move(finish), done = std::move(done)](Outcome o) { done(finish(o)); });
+  reply.later = [&loop, c, finish = std::move(finish)](std::function<void(Reply)> done) {
+    complete(loop, c, [finish, done](Check& checked) { done(finish(checked.out)); });
   };
   return reply;
 }
 
 }  // namespace
 
-Reply post_check(engine::Engine& engine, backend::redis::Store* redis, std::string_view body,
-                 core::Nanos now) {
+Reply post_check(engine::Loop& loop, std::string_view body, core::Nanos now) {
   boost::system::error_code ec;
   const json::value doc = json::parse(body, ec);
   if (ec) return error_reply(400, "the body is not JSON: " + ec.message(), "body");
@@ -208,41 +209,51 @@ Reply post_check(engine::Engine& engine, backend::redis::Store* redis, std::stri
     if (object.size() != 1) {
       return error_reply(400, "a batch has only 'checks'; put each check's fields in it", "checks");
     }
-    return batch(engine, redis, *checks, now);
+    return batch(loop, *checks, now);
   }
-  const ParsedCheck parsed = parse_check(object);
+  ParsedCheck parsed = parse_check(object);
   if (parsed.error) return refuse(400, *parsed.error);
-  auto finish = [](Outcome& outcome) {
-    if (outcome.error) return refuse(400, *outcome.error);
-    Reply reply = json_reply(200, decision_json(outcome.result));
-    add_headers(reply, outcome.result);
+  return one(loop, std::move(parsed.input), now, [](const engine::Outcome& out) {
+    if (auto e = error_of(out)) return refuse(400, *e);
+    Reply reply = json_reply(200, decision_json(out));
+    add_headers(reply, out);
     return reply;
-  };
-  Outcome outcome = decide(engine, parsed.input, now);
-  if (!outcome.error && outcome.result.remote) {
-    return after_redis(engine, redis, std::move(outcome), finish);
-  }
-  return finish(outcome);
+  });
 }
 
-Reply get_check(engine::Engine& engine, backend::redis::Store* redis, std::string rule,
-                std::string_view query, core::Nanos now) {
-  const ParsedCheck parsed = parse_check_query(std::move(rule), query);
+Reply get_check(engine::Loop& loop, std::string rule, std::string_view query, core::Nanos now) {
+  ParsedCheck parsed = parse_check_query(std::move(rule), query);
   if (parsed.error) return refuse(400, *parsed.error);
-  auto finish = [](Outcome& outcome) {
-    if (outcome.error) return refuse(outcome.error->field == "rule" ? 404 : 400, *outcome.error);
-    engine::CheckResult& r = outcome.result;
-    const bool allowed = r.decision.allowed || r.dry_run;
-    Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(r));
-    if (allowed) reply.delay = std::chrono::nanoseconds(r.decision.delay);
-    add_headers(reply, r);
+  return one(loop, std::move(parsed.input), now, [](const engine::Outcome& out) {
+    if (auto e = error_of(out)) return refuse(e->field == "rule" ? 404 : 400, *e);
+    const bool allowed = out.verdict == engine::Verdict::kAllow;
+    Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(out));
+    if (allowed) reply.delay = std::chrono::nanoseconds(out.delay);
+    add_headers(reply, out);
     return reply;
-  };
-  Outcome outcome = decide(engine, parsed.input, now);
-  if (!outcome.error && outcome.result.remote) {
-    return after_redis(engine, redis, std::move(outcome), finish);
+  });
+}
+
+Reply post_release(engine::Loop& loop, std::string_view body) {
+  boost::system::error_code ec;
+  const json::value doc = json::parse(body, ec);
+  if (ec) return error_reply(400, "the body is not JSON: " + ec.message(), "body");
+  const json::object* object = doc.if_object();
+  const json::value* lease = object != nullptr ? object->if_contains("lease") : nullptr;
+  if (lease == nullptr || !lease->is_string() || object->size() != 1) {
+    return error_reply(400, "the body must be {\"lease\": TOKEN}, the token a check handed out",
+                       "lease");
   }
-  return finish(outcome);
+  return delete_lease(loop, std::string_view(lease->get_string()));
+}
+
+Reply delete_lease(engine::Loop& loop, std::string_view token) {
+  if (!loop.release_lease(token)) {
+    return error_reply(404, "no permit is held under this token (released, or expired)", "lease");
+  }
+  json::object o;
+  o["released"] = true;
+  return json_reply(200, o);
 }
 
 }  // namespace sluice::server

@@ -44,6 +44,7 @@ void AccessLog::write(std::string_view destination, const AccessRecord& r) {
   }
   line += ' ';
   line += r.decision;
+  if (r.dry_run_denied) line += " dry-run-denied";
   line += '\n';
 
   std::lock_guard lock(mu_);

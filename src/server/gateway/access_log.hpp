@@ -17,9 +17,10 @@ struct AccessRecord {
   std::string_view method;
   std::string_view target;
   int status = 0;
-  std::uint64_t bytes = 0;    // response body bytes sent to the client
-  double upstream_ms = -1;    // < 0: not proxied ("-")
-  std::string_view decision;  // forward, delay, reject, respond, noroute, error
+  std::uint64_t bytes = 0;      // response body bytes sent to the client
+  double upstream_ms = -1;      // < 0: not proxied ("-")
+  std::string_view decision;    // forward, delay, reject, missing-key, respond, noroute, error
+  bool dry_run_denied = false;  // a dry-run rule would have refused it: " dry-run-denied"
 };
 
 // Thread-safe: every worker loop writes through one instance.

@@ -11,8 +11,6 @@
 #include <span>
 
 #include "http_io.hpp"
-#include "sluice/backend/redis/async_decide.hpp"
-#include "sluice/core/clock.hpp"
 #include "worker.hpp"
 
 namespace sluice::server::gateway {
@@ -158,65 +156,71 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   engine::RequestView view;
   if (!read_target(req, view)) co_return co_await refuse_head(400);
 
-  // The one clock read of this request: every limit decides at this instant.
-  const core::Nanos now = core::SteadyClock::read();
+  // The loop's time: every limit decides at this instant.
+  const core::Nanos now = worker_.clock().now();
   headers_.clear();
   for (const auto& f : req) headers_.push_back({f.name_string(), f.value()});
   view.peer = peer_;
   view.headers = headers_;
 
-  engine::Verdict verdict = worker_.engine().decide(view, now);
-  if (verdict.remote) {
+  engine::Loop& loop = worker_.loop();
+  if (loop.decide(view, now, outcome_) == engine::Progress::kPending) {
     // Rules kept in Redis: the loop's store batches this with its other requests; whatever
     // Redis does, the answer comes within the store's timeout (failure policy after that).
-    backend::redis::Answer answer;
-    if (backend::redis::Store* store = worker_.redis()) {
-      answer = co_await backend::redis::async_decide(*store, *verdict.remote,
-                                                     boost::asio::use_awaitable_t<Executor>{});
-    } else {
-      answer = backend::redis::answer_without_store(*verdict.remote, now);
-    }
-    verdict = worker_.engine().finish(std::move(verdict), std::move(answer));
+    co_await loop.async_complete(outcome_, boost::asio::use_awaitable_t<Executor>{});
   }
-  const config::RuleSet& rules = verdict.snapshot->rules;
+  const config::RuleSet& rules = outcome_.snapshot->rules;
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
+  fields_.clear();
+  engine::limit_fields(outcome_, limit_fields_);
+  proto::http::append_ratelimit_fields(fields_, limit_fields_,
+                                       {rules.ratelimit_headers, rules.legacy_headers},
+                                       engine::retry_after(outcome_));
   const bool keep_alive = p.keep_alive() && !worker_.draining();
   Next next = Next::kClose;
-  switch (verdict.kind) {
-    case engine::Verdict::Kind::kForward:
+  switch (outcome_.verdict) {
+    case engine::Verdict::kAllow:
+      if (outcome_.route->upstream == nullptr) {
+        exchange_.decision = "respond";
+        next = co_await respond_local(outcome_.status, outcome_.body, fields_, keep_alive);
+        break;
+      }
       exchange_.decision = "forward";
-      if (verdict.delay > 0) {
+      if (outcome_.delay > 0) {
         // Held on a timer, never on the thread: the loop serves others meanwhile.
         exchange_.decision = "delay";
-        Timer hold(client_.get_executor(), ns(verdict.delay));
+        Timer hold(client_.get_executor(), ns(outcome_.delay));
         co_await hold.async_wait(kNoThrow);
       }
-      next = co_await forward(verdict, keep_alive);
+      next = co_await forward(keep_alive);
       break;
-    case engine::Verdict::Kind::kRespond:
-      exchange_.decision = "respond";
-      next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
+    case engine::Verdict::kDeny:
+      exchange_.decision = outcome_.missing_key ? "missing-key" : "reject";
+      next = co_await respond_local(outcome_.status, outcome_.body, fields_, keep_alive);
       break;
-    case engine::Verdict::Kind::kReject:
-      exchange_.decision = "reject";
-      next = co_await respond_local(verdict.status, verdict.body, verdict.headers, keep_alive);
-      break;
-    case engine::Verdict::Kind::kNoRoute: {
+    case engine::Verdict::kNoRoute:
       exchange_.decision = "noroute";
-      const int status = verdict.status != 0 ? verdict.status : 404;
-      const std::string_view body = verdict.body.empty() ? reason_body(status) : verdict.body;
-      next = co_await respond_local(status, body, verdict.headers, keep_alive);
+      next = co_await respond_local(404, outcome_.body.empty() ? reason_body(404) : outcome_.body,
+                                    fields_, keep_alive);
       break;
-    }
+    case engine::Verdict::kInvalid:  // not for an HTTP request; never a silent pass
+      exchange_.decision = "error";
+      next = co_await respond_local(500, "Internal Server Error\n", {}, keep_alive);
+      break;
+  }
+  if (outcome_.dry_run_denied()) {
+    // A dry-run rule would have refused it: said in the access log and on stderr (at most
+    // once a second per loop, with the count passed over), as nginx logs limit_req_dry_run.
+    exchange_.dry_run_denied = true;
+    worker_.warn_dry_run(outcome_, now);
   }
   if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
   worker_.stats().response(exchange_.status);
-  log(exchange_, verdict.client, rules.access_log);
-  // `verdict` (its leases, its snapshot) lives until here: the response is written.
-  if (backend::redis::Store* store = worker_.redis()) {
-    for (const auto& lease : verdict.remote_leases) store->release(lease);
-  }
+  log(exchange_, outcome_.client(), rules.access_log);
+  // The outcome's permits (and its snapshot) are held until here: the response is written.
+  loop.release(outcome_);
+  outcome_.reset();
   co_return next;
 }
 
@@ -306,16 +310,13 @@ Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code
   co_return Next::kClose;
 }
 
-Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, bool keep_alive) {
+Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   RequestParser& p = *parser_;
   const auto& req = p.get();
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
-  const ExtraFields extra(verdict.headers);
-  if (verdict.route == nullptr || verdict.route->upstream == nullptr) {
-    co_return co_await respond_local(502, reason_body(502), extra, keep_alive);
-  }
+  const ExtraFields extra = fields_;
   UpstreamPool& pool = worker_.pool();
-  UpstreamState& up = pool.state(*verdict.route->upstream, verdict.snapshot->version);
+  UpstreamState& up = pool.state(*outcome_.route->upstream, outcome_.snapshot->version);
   const bool head_request = req.method() == http::verb::head;
 
   Framing request_framing = Framing::kNone;
@@ -344,7 +345,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, 
   // Still in hand whole: it can be sent again on another connection.
   const bool whole = p.is_done();
 
-  const core::Nanos start = core::SteadyClock::read();
+  const core::Nanos start = worker_.clock().now();
   std::uint64_t tried = 0;
   std::shared_ptr<ServerState> server;
   std::unique_ptr<UpstreamConnection> conn;
@@ -367,7 +368,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, 
       if (!conn) {
         // Nothing was sent: another server may take it.
         failure = upstream_timed_out_ ? 504 : 502;
-        pool.failed(up, *server, core::SteadyClock::read());
+        pool.failed(up, *server, worker_.clock().now());
         server.reset();
         continue;
       }
@@ -415,7 +416,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, 
       may_reuse = false;
       continue;
     }
-    pool.failed(up, *server, core::SteadyClock::read());
+    pool.failed(up, *server, worker_.clock().now());
     co_return co_await respond_local(timed_out ? 504 : 502, reason_body(timed_out ? 504 : 502),
                                      extra, keep_alive);
   }
@@ -461,7 +462,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(engine::Verdict& verdict, 
   client_watch_.disarm();
   upstream_watch_.disarm();
   upstream_io_ = nullptr;
-  const core::Nanos end = core::SteadyClock::read();
+  const core::Nanos end = worker_.clock().now();
   exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
   if (upstream_broken) {
     // Cut off mid-body: the client sees a truncated response and a closed connection.
@@ -585,6 +586,7 @@ void ClientSession::log(const Exchange& x, std::string_view client, std::string_
   r.bytes = x.bytes;
   r.upstream_ms = x.upstream_ms;
   r.decision = x.decision;
+  r.dry_run_denied = x.dry_run_denied;
   worker_.access_log().write(destination, r);
 }
 

@@ -17,7 +17,8 @@
 
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
-#include "sluice/engine/engine.hpp"
+#include "sluice/engine/fields.hpp"
+#include "sluice/engine/loop.hpp"
 #include "upstream_pool.hpp"
 #include "watchdog.hpp"
 
@@ -57,6 +58,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     std::uint64_t bytes = 0;
     double upstream_ms = -1;
     std::string_view decision;
+    bool dry_run_denied = false;
   };
 
   Awaitable<Next> serve_one();
@@ -69,7 +71,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
                                 bool keep_alive);
-  Awaitable<Next> forward(engine::Verdict& verdict, bool keep_alive);
+  Awaitable<Next> forward(bool keep_alive);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
   // Reads the next piece of the request body into body_ (with the client's deadline).
@@ -102,9 +104,12 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
-  proto::http::TargetParts target_;  // the request's target as forwarded
-  std::string path_scratch_;         // where target_.path lives when it was rewritten
-  std::string host_scratch_;         // where the routing host lives when it was lower-cased
+  engine::Outcome outcome_;           // the engine's answer to the request being served
+  engine::LimitFields limit_fields_;  // its rate-limit fields, before they are written
+  std::string fields_;                // ... and as header lines
+  proto::http::TargetParts target_;   // the request's target as forwarded
+  std::string path_scratch_;          // where target_.path lives when it was rewritten
+  std::string host_scratch_;          // where the routing host lives when it was lower-cased
   std::string head_;
   std::unique_ptr<char[]> body_;
   Watchdog client_watch_;

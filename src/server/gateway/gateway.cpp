@@ -23,6 +23,7 @@ struct Gateway::Impl {
   engine::Engine& engine;
   gateway::AccessLog log;
   std::vector<std::unique_ptr<gateway::Worker>> workers;
+  metrics::Registry::Registration metrics;  // after `workers`: unregistered before they go
   std::mutex mu;
   bool stopped = false;
 };
@@ -60,11 +61,18 @@ Gateway::Gateway(engine::Engine& engine, GatewayOptions options)
   std::string last_error = "no address";
   for (tcp::endpoint address : bind_addresses(options.listen)) {
     try {
-      impl_->workers.push_back(std::make_unique<gateway::Worker>(engine, impl_->log, address));
+      impl_->workers.push_back(
+          std::make_unique<gateway::Worker>(engine, impl_->log, address, options.registry));
       // Port 0 picked a port: every other loop binds that one.
       address.port(impl_->workers.front()->local_endpoint().port());
       while (impl_->workers.size() < n) {
-        impl_->workers.push_back(std::make_unique<gateway::Worker>(engine, impl_->log, address));
+        impl_->workers.push_back(
+            std::make_unique<gateway::Worker>(engine, impl_->log, address, options.registry));
+      }
+      if (options.registry != nullptr) {
+        impl_->metrics = options.registry->add([impl = impl_.get()](metrics::Sink& sink) {
+          for (const auto& w : impl->workers) gateway::collect_gateway_metrics(sink, w->stats());
+        });
       }
       return;
     } catch (const boost::system::system_error& e) {
@@ -102,21 +110,6 @@ void Gateway::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   for (auto& w : impl_->workers) w->stop();
-}
-
-void Gateway::write_metrics(std::string& out) const {
-  std::vector<const gateway::LoopStats*> loops;
-  loops.reserve(impl_->workers.size());
-  for (const auto& w : impl_->workers) loops.push_back(&w->stats());
-  gateway::write_gateway_metrics(out, loops);
-}
-
-std::vector<const backend::redis::Store*> Gateway::redis_stores() const {
-  std::vector<const backend::redis::Store*> stores;
-  for (const auto& w : impl_->workers) {
-    if (w->redis() != nullptr) stores.push_back(w->redis());
-  }
-  return stores;
 }
 
 }  // namespace sluice::server

@@ -5,8 +5,6 @@
 
 #include <vector>
 
-#include "sluice/proto/http/prometheus_text.hpp"
-
 namespace sluice::server::gateway {
 
 void UpstreamStats::observe(core::Nanos latency) {
@@ -27,67 +25,44 @@ UpstreamStats& LoopStats::upstream(std::string_view name) {
 
 namespace {
 
-struct Sum {
-  std::array<std::uint64_t, kLatencyBounds.size() + 1> buckets{};
-  std::uint64_t sum_ns = 0, count = 0, failures = 0;
-};
+using metrics::Family;
+using metrics::Kind;
+
+constexpr Family kOpen{"sluice_gateway_open_connections", Kind::kGauge,
+                       "Client connections open on the gateway."};
+constexpr Family kResponses{"sluice_gateway_responses_total", Kind::kCounter,
+                            "Responses the gateway sent, by status class."};
+constexpr Family kLatency{"sluice_upstream_latency_seconds", Kind::kHistogram,
+                          "Time from sending a request upstream to the end of its response."};
+constexpr Family kFailures{"sluice_upstream_failures_total", Kind::kCounter,
+                           "Upstream attempts that failed: connect errors, timeouts, broken "
+                           "responses."};
 
 }  // namespace
 
-void write_gateway_metrics(std::string& out, std::span<const LoopStats* const> loops) {
-  std::uint64_t open = 0;
-  std::array<std::uint64_t, 6> responses{};
-  std::map<std::string, Sum, std::less<>> upstreams;
-  for (const LoopStats* l : loops) {
-    open += l->open_connections.get();
-    for (std::size_t i = 0; i < responses.size(); ++i) responses[i] += l->responses[i].get();
-    l->for_each_upstream([&](const std::string& name, const UpstreamStats& u) {
-      Sum& s = upstreams[name];
-      for (std::size_t i = 0; i < s.buckets.size(); ++i) s.buckets[i] += u.buckets[i].get();
-      s.sum_ns += u.sum_ns.get();
-      s.count += u.count.get();
-      s.failures += u.failures.get();
-    });
-  }
-
-  out += "# HELP sluice_gateway_open_connections Client connections open on the gateway.\n";
-  out += "# TYPE sluice_gateway_open_connections gauge\n";
-  out += fmt::format("sluice_gateway_open_connections {}\n", open);
-  out += "# HELP sluice_gateway_responses_total Responses the gateway sent, by status class.\n";
-  out += "# TYPE sluice_gateway_responses_total counter\n";
+void collect_gateway_metrics(metrics::Sink& sink, const LoopStats& l) {
+  sink.add(kOpen, {}, static_cast<double>(static_cast<std::int64_t>(l.open_connections.get())));
   static constexpr const char* kClasses[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
-  for (std::size_t i = 0; i < responses.size(); ++i) {
-    out += fmt::format("sluice_gateway_responses_total{{code=\"{}\"}} {}\n", kClasses[i],
-                       responses[i]);
+  for (std::size_t i = 0; i < l.responses.size(); ++i) {
+    sink.add(kResponses, {{"code", kClasses[i]}}, static_cast<double>(l.responses[i].get()));
   }
-
-  out +=
-      "# HELP sluice_upstream_latency_seconds Time from sending a request upstream to the end "
-      "of its response.\n";
-  out += "# TYPE sluice_upstream_latency_seconds histogram\n";
-  for (const auto& [name, s] : upstreams) {
-    const std::string up = proto::http::prometheus_label(name);
+  sink.declare(kLatency);
+  l.for_each_upstream([&](const std::string& name, const UpstreamStats& u) {
     std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < s.buckets.size(); ++i) {
-      cumulative += s.buckets[i];
+    for (std::size_t i = 0; i < u.buckets.size(); ++i) {
+      cumulative += u.buckets[i].get();
       const std::string le =
           i < kLatencyBounds.size() ? fmt::format("{}", kLatencyBounds[i]) : "+Inf";
-      out += fmt::format("sluice_upstream_latency_seconds_bucket{{upstream=\"{}\",le=\"{}\"}} {}\n",
-                         up, le, cumulative);
+      sink.add(kLatency, "_bucket", {{"upstream", name}, {"le", le}},
+               static_cast<double>(cumulative));
     }
-    out += fmt::format("sluice_upstream_latency_seconds_sum{{upstream=\"{}\"}} {:.9f}\n", up,
-                       static_cast<double>(s.sum_ns) / 1e9);
-    out +=
-        fmt::format("sluice_upstream_latency_seconds_count{{upstream=\"{}\"}} {}\n", up, s.count);
-  }
-  out +=
-      "# HELP sluice_upstream_failures_total Upstream attempts that failed: connect errors, "
-      "timeouts, broken responses.\n";
-  out += "# TYPE sluice_upstream_failures_total counter\n";
-  for (const auto& [name, s] : upstreams) {
-    out += fmt::format("sluice_upstream_failures_total{{upstream=\"{}\"}} {}\n",
-                       proto::http::prometheus_label(name), s.failures);
-  }
+    sink.add(kLatency, "_sum", {{"upstream", name}}, static_cast<double>(u.sum_ns.get()) / 1e9);
+    sink.add(kLatency, "_count", {{"upstream", name}}, static_cast<double>(u.count.get()));
+  });
+  sink.declare(kFailures);
+  l.for_each_upstream([&](const std::string& name, const UpstreamStats& u) {
+    sink.add(kFailures, {{"upstream", name}}, static_cast<double>(u.failures.get()));
+  });
 }
 
 }  // namespace sluice::server::gateway

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "sluice/core/time.hpp"
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::server::gateway {
 
@@ -66,8 +67,9 @@ class LoopStats {
   std::map<std::string, std::unique_ptr<UpstreamStats>, std::less<>> upstreams_;
 };
 
-// Prometheus text: sluice_gateway_open_connections, sluice_gateway_responses_total{code="2xx"},
-// sluice_upstream_latency_seconds{upstream=...}, sluice_upstream_failures_total{upstream=...}.
-void write_gateway_metrics(std::string& out, std::span<const LoopStats* const> loops);
+// One loop's samples (the registry sums the loops): sluice_gateway_open_connections,
+// sluice_gateway_responses_total{code="2xx"}, sluice_upstream_latency_seconds{upstream=...},
+// sluice_upstream_failures_total{upstream=...}.
+void collect_gateway_metrics(metrics::Sink& sink, const LoopStats& loop);
 
 }  // namespace sluice::server::gateway

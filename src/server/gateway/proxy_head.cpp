@@ -70,9 +70,7 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
   out += "\r\n";
 }
 
-void append_extra(std::string& out, ExtraFields extra) {
-  for (const auto& [name, value] : extra) append_field(out, name, value);
-}
+void append_extra(std::string& out, ExtraFields extra) { out += extra; }
 
 void append_framing(std::string& out, Framing framing, std::uint64_t length) {
   if (framing == Framing::kLength) {

@@ -26,7 +26,8 @@ enum class Framing {
   kClose,    // until the connection closes (a response to an HTTP/1.0 client)
 };
 
-using ExtraFields = std::span<const std::pair<std::string, std::string>>;
+// Whole header lines ("Name: value\r\n") the gateway adds: the outcome's rate-limit fields.
+using ExtraFields = std::string_view;
 
 // The client's address as a Forwarded (RFC 7239) node: `for=192.0.2.7`, `for="[2001:db8::1]"`.
 std::string forwarded_node(std::string_view peer);
@@ -41,7 +42,7 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
                                   std::string_view forwarded_for, Framing framing,
                                   std::uint64_t length, std::string_view host);
 
-// The upstream's status and fields less hop-by-hop ones, then `extra` (the Verdict's
+// The upstream's status and fields less hop-by-hop ones, then `extra` (the outcome's
 // RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.
 void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,

@@ -11,7 +11,6 @@
 #include <cstdio>
 
 #include "client_session.hpp"
-#include "sluice/engine/store_options.hpp"
 
 namespace sluice::server::gateway {
 
@@ -24,7 +23,8 @@ Awaitable<void> run_session(std::shared_ptr<ClientSession> session) { co_await s
 
 }  // namespace
 
-Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& address)
+Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& address,
+               metrics::Registry* registry)
     : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(1)) {
   acceptor_ = std::make_unique<Acceptor>(io_->get_executor());
   acceptor_->open(address.protocol());
@@ -40,15 +40,14 @@ Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& addr
   acceptor_->bind(address);
   acceptor_->listen(asio::socket_base::max_listen_connections);
   local_ = acceptor_->local_endpoint();
-  if (auto o = engine::store_options(engine_.snapshot()->rules)) {
-    redis_ = std::make_unique<backend::redis::Store>(*io_, *o);
-  }
+  clock_ = std::make_unique<LoopClock>(*io_);
+  loop_ = std::make_unique<engine::Loop>(engine_, *io_, registry);
 }
 
 Worker::~Worker() {
   stop();
   acceptor_.reset();
-  redis_.reset();
+  loop_.reset();
   pool_.clear();
   // Destroys the handlers still pending, and with them the sessions they keep alive; those
   // unregister from sessions_, which must still exist.
@@ -64,6 +63,25 @@ void Worker::start() {
       std::fprintf(stderr, "sluice: gateway loop stopped: %s\n", e.what());
     }
   });
+}
+
+void Worker::warn_dry_run(const engine::Outcome& outcome, core::Nanos now) {
+  if (dry_run_warned_ != 0 && now - dry_run_warned_ < core::kNanosPerSecond) {
+    ++dry_run_unsaid_;
+    return;
+  }
+  for (const engine::Applied& a : outcome.applied) {
+    if (a.enforced || a.decision.allowed || a.rule == nullptr) continue;
+    const std::string route = outcome.route != nullptr ? outcome.route->route.name : "-";
+    std::fprintf(stderr,
+                 "sluice: dry-run rule '%s' on route '%s' would have refused client %.*s "
+                 "(%llu more since the last such line)\n",
+                 a.rule->name.c_str(), route.c_str(), static_cast<int>(outcome.client().size()),
+                 outcome.client().data(), static_cast<unsigned long long>(dry_run_unsaid_));
+    break;
+  }
+  dry_run_warned_ = now;
+  dry_run_unsaid_ = 0;
 }
 
 void Worker::shutdown() {

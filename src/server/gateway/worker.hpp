@@ -9,10 +9,11 @@
 #include <unordered_set>
 
 #include "access_log.hpp"
+#include "common/loop_clock.hpp"
 #include "gateway_metrics.hpp"
 #include "loop_types.hpp"
-#include "sluice/backend/redis/store.hpp"
-#include "sluice/engine/engine.hpp"
+#include "sluice/engine/loop.hpp"
+#include "sluice/metrics/registry.hpp"
 #include "upstream_pool.hpp"
 
 namespace sluice::server::gateway {
@@ -22,7 +23,9 @@ class ClientSession;
 class Worker {
  public:
   // Binds and listens on `address` (throws boost::system::system_error when it cannot).
-  Worker(engine::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address);
+  // `registry`: where the loop's Redis store is counted (may be null).
+  Worker(engine::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address,
+         metrics::Registry* registry);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -36,13 +39,16 @@ class Worker {
 
   // For the loop's sessions (loop thread only).
   engine::Engine& engine() { return engine_; }
+  // The engine on this loop: decisions, and the Redis rules completed on this loop.
+  engine::Loop& loop() { return *loop_; }
+  const LoopClock& clock() const { return *clock_; }
   AccessLog& access_log() { return log_; }
   UpstreamPool& pool() { return pool_; }
-  // This loop's connection to the Redis backend; null when no rule store is configured.
-  backend::redis::Store* redis() { return redis_.get(); }
-  const backend::redis::Store* redis() const { return redis_.get(); }
   LoopStats& stats() { return stats_; }
   bool draining() const { return draining_; }
+  // A line on stderr for a request a dry-run rule would have refused: at most one a second
+  // per loop, saying how many were passed over since the last.
+  void warn_dry_run(const engine::Outcome& outcome, core::Nanos now);
   void add(ClientSession* s) { sessions_.insert(s); }
   void remove(ClientSession* s) { sessions_.erase(s); }
 
@@ -58,8 +64,11 @@ class Worker {
   LoopStats stats_;
   UpstreamPool pool_{stats_};
   std::unordered_set<ClientSession*> sessions_;
-  std::unique_ptr<backend::redis::Store> redis_;
+  std::unique_ptr<LoopClock> clock_;
+  std::unique_ptr<engine::Loop> loop_;
   bool draining_ = false;
+  core::Nanos dry_run_warned_ = 0;    // when the last dry-run line was written
+  std::uint64_t dry_run_unsaid_ = 0;  // denials since then
   std::thread thread_;
 };
 

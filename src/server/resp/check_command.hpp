@@ -1,7 +1,6 @@
-// SLUICE.CHECK rule key [cost]: a configured rule's decision for one key, answered with
-// CL.THROTTLE's five integers. The rules engine is reached through RespServerOptions::check,
-// which the composition root (sluice serve) connects; without it the command answers
-// "ERR no rules configured".
+// SLUICE.CHECK rule key [cost]: a configured rule decided by the engine (kept here or in
+// Redis), answered as CL.THROTTLE's five integers, plus the permit's token as a sixth element
+// when a concurrency rule admits; SLUICE.RELEASE token gives that permit back.
 #pragma once
 
 #include <span>
@@ -12,5 +11,6 @@
 namespace sluice::server::resp {
 
 void sluice_check(Context& ctx, std::span<const std::string_view> args);
+void sluice_release(Context& ctx, std::span<const std::string_view> args);
 
 }  // namespace sluice::server::resp

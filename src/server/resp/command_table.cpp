@@ -12,6 +12,7 @@
 #include "connection_commands.hpp"
 #include "server_commands.hpp"
 #include "throttle_command.hpp"
+#include "transaction_commands.hpp"
 
 namespace sluice::server::resp {
 
@@ -40,6 +41,11 @@ constexpr CommandInfo kConfig[] = {
 constexpr CommandInfo kCommands[] = {
     {"cl.throttle", -5, 6, 1, 1, 1, cl_throttle, {}},
     {"sluice.check", -3, 4, 2, 2, 1, sluice_check, {}},
+    {"sluice.release", 2, 0, 0, 0, 0, sluice_release, {}},
+    {"auth", -2, 3, 0, 0, 0, auth, {}},
+    {"multi", 1, 0, 0, 0, 0, multi, {}},
+    {"exec", 1, 0, 0, 0, 0, multi, {}},
+    {"discard", 1, 0, 0, 0, 0, multi, {}},
     {"ping", -1, 2, 0, 0, 0, ping, {}},
     {"echo", 2, 0, 0, 0, 0, echo, {}},
     {"hello", -1, 0, 0, 0, 0, hello, {}},
@@ -99,24 +105,45 @@ std::string unknown_command_error(std::span<const std::string_view> args) {
   return m;
 }
 
-void dispatch(Context& ctx, std::span<const std::string_view> args) {
+namespace {
+
+// The row that runs `args`, or the error Redis would answer (in `problem`).
+const CommandInfo* resolve(std::span<const std::string_view> args, std::string& problem) {
   const CommandInfo* c = find_command(command_table(), args[0]);
-  if (c == nullptr) return ctx.out.error(unknown_command_error(args));
+  if (c == nullptr) {
+    problem = unknown_command_error(args);
+    return nullptr;
+  }
   if (!c->subcommands.empty() && args.size() >= 2) {
     const CommandInfo* sub = find_command(c->subcommands, args[1]);
     if (sub == nullptr) {
       std::string upper(c->name);
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      return ctx.out.error("ERR unknown subcommand '" +
-                           std::string(c_str_view(args[1]).substr(0, 128)) + "'. Try " + upper +
-                           " HELP.");
+      problem = "ERR unknown subcommand '" + std::string(c_str_view(args[1]).substr(0, 128)) +
+                "'. Try " + upper + " HELP.";
+      return nullptr;
     }
     c = sub;
   }
   if (!arity_ok(*c, args.size()) || c->handler == nullptr) {
-    return ctx.out.error("ERR wrong number of arguments for '" + std::string(c->name) +
-                         "' command");
+    problem = "ERR wrong number of arguments for '" + std::string(c->name) + "' command";
+    return nullptr;
   }
+  return c;
+}
+
+}  // namespace
+
+std::string command_problem(std::span<const std::string_view> args) {
+  std::string problem;
+  resolve(args, problem);
+  return problem;
+}
+
+void dispatch(Context& ctx, std::span<const std::string_view> args) {
+  std::string problem;
+  const CommandInfo* c = resolve(args, problem);
+  if (c == nullptr) return ctx.out.error(problem);
   c->handler(ctx, args);
 }
 

@@ -32,6 +32,10 @@ const CommandInfo* find_command(std::span<const CommandInfo> rows, std::string_v
 // Runs one command, or writes the error Redis would.
 void dispatch(Context& ctx, std::span<const std::string_view> args);
 
+// The error Redis would answer for `args` without running it (an unknown command, a wrong
+// number of arguments); empty when it would run. MULTI refuses such commands when queued.
+std::string command_problem(std::span<const std::string_view> args);
+
 // Redis's "ERR unknown command '...', with args beginning with: '...' " text.
 std::string unknown_command_error(std::span<const std::string_view> args);
 

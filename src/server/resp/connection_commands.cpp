@@ -6,6 +6,8 @@
 #include <charconv>
 #include <string>
 
+#include "transaction_commands.hpp"
+
 namespace sluice::server::resp {
 
 namespace {
@@ -55,11 +57,16 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
   for (std::size_t j = 2; j < args.size(); ++j) {
     const std::size_t left = args.size() - j - 1;
     if (equals_nocase(args[j], "AUTH") && left >= 2) {
-      // No users are configured: like Redis's default user with `nopass`, any password of
-      // "default" is accepted; other users do not exist.
-      if (!equals_nocase(args[j + 1], "default")) {
+      // With resp.password_file/env: the configured user and password; without: like Redis's
+      // default user with `nopass`, "default" with any password.
+      const auto& snap = ctx.loop.snapshot();
+      const bool configured = snap->rules.resp && !snap->rules.resp->password.empty();
+      const bool ok = configured ? credentials_match(*snap->rules.resp, args[j + 1], args[j + 2])
+                                 : equals_nocase(args[j + 1], "default");
+      if (!ok) {
         return ctx.out.error("WRONGPASS invalid username-password pair or user is disabled.");
       }
+      ctx.client.authenticated = true;
       j += 2;
     } else if (equals_nocase(args[j], "SETNAME") && left >= 1) {
       name = args[j + 1];
@@ -69,6 +76,13 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
     } else {
       return ctx.out.error("ERR Syntax error in HELLO option '" + std::string(args[j]) + "'");
     }
+  }
+  const auto& snap = ctx.loop.snapshot();
+  if (snap->rules.resp && !snap->rules.resp->password.empty() && !ctx.client.authenticated) {
+    return ctx.out.error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
   }
   if (set_name) ctx.client.name = std::string(name);
   ctx.client.protocol = protocol;

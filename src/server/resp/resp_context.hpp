@@ -1,31 +1,25 @@
-// What a RESP command handler sees: the server's shared state (the CL.THROTTLE table, the
-// SLUICE.CHECK hook, counters), its own connection's state, the reply buffer and `now`, read
-// once per batch of pipelined commands at the edge.
+// What a RESP command handler sees: the server's shared state (the engine, counters), its own
+// connection's state, the reply buffer, the loop's engine and `now`. No limiter state here:
+// CL.THROTTLE and SLUICE.CHECK are decided by the engine.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "sluice/core/gcra.hpp"
 #include "sluice/core/time.hpp"
+#include "sluice/engine/loop.hpp"
 #include "sluice/proto/resp/reply_writer.hpp"
 #include "sluice/server/resp_server.hpp"
-#include "sluice/table/keyed_table.hpp"
 
 namespace sluice::server::resp {
 
-// CL.THROTTLE keys: one TAT each (16-byte slots). Parameters come with every call, as in
-// redis-cell; the table's own parameters only seed a new key's state (TAT = now), which does
-// not depend on them.
-using ThrottleTable = table::KeyedTable<core::Gcra>;
-
 struct ServerState {
-  ServerState(const RespServerOptions& o, core::Nanos now);
+  ServerState(engine::Engine& e, const RespServerOptions& o, core::Nanos now);
 
-  ThrottleTable throttle;
-  RespCheckHook check;
+  engine::Engine& engine;
   proto::resp::ParserLimits limits;
   core::Nanos started;
   std::uint16_t port = 0;
@@ -36,6 +30,9 @@ struct ServerState {
   std::atomic<std::uint64_t> protocol_errors{0};
 };
 
+// The server's counters in the metrics registry.
+void collect_server_metrics(metrics::Sink& sink, const ServerState& state);
+
 struct ClientState {
   std::uint64_t id = 0;
   std::string name;
@@ -45,16 +42,28 @@ struct ClientState {
   int protocol = 2;  // 3 after HELLO 3
   core::Nanos created = 0;
   bool close_after_reply = false;  // QUIT, or a protocol error
+  bool authenticated = false;      // AUTH passed (or none is configured)
+  // MULTI: the commands queued until EXEC, and whether one of them was refused on the way
+  // (EXEC then answers EXECABORT, as Redis does).
+  bool in_multi = false;
+  bool multi_refused = false;
+  std::vector<std::vector<std::string>> queued;
 };
+
+struct Context;
+// Writes a command's reply once the engine's outcome is complete.
+using AfterRedis = void (*)(Context&);
 
 struct Context {
   ServerState& server;
   ClientState& client;
   proto::resp::ReplyWriter& out;
   core::Nanos now;
-  // The hash of CL.THROTTLE's key when the session computed it ahead (to prefetch the key's
-  // bucket while earlier commands of the batch ran); null otherwise.
-  const table::KeyHash* key_hash = nullptr;
+  engine::Loop& loop;
+  engine::Outcome& outcome;
+  // Set by a handler whose decision waits for Redis: the session completes `outcome` on the
+  // loop, then calls it to write the reply (replies stay in command order).
+  AfterRedis after = nullptr;
 };
 
 }  // namespace sluice::server::resp

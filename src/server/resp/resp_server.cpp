@@ -28,20 +28,43 @@ using tcp = asio::ip::tcp;
 
 namespace resp {
 
-ServerState::ServerState(const RespServerOptions& o, core::Nanos now)
-    : throttle(core::Gcra::make(core::Rate{1, core::kNanosPerSecond}, 0), o.throttle_memory),
-      check(o.check),
-      limits(o.limits),
-      started(now) {}
+ServerState::ServerState(engine::Engine& e, const RespServerOptions& o, core::Nanos now)
+    : engine(e), limits(o.limits), started(now) {}
+
+namespace {
+
+using metrics::Family;
+using metrics::Kind;
+
+constexpr Family kConnections{"sluice_resp_connections", Kind::kGauge,
+                              "Open RESP client connections."};
+constexpr Family kAccepted{"sluice_resp_connections_total", Kind::kCounter,
+                           "RESP client connections accepted."};
+constexpr Family kCommands{"sluice_resp_commands_total", Kind::kCounter,
+                           "RESP commands processed."};
+constexpr Family kProtocolErrors{"sluice_resp_protocol_errors_total", Kind::kCounter,
+                                 "RESP connections closed for a protocol error."};
+
+}  // namespace
+
+void collect_server_metrics(metrics::Sink& sink, const ServerState& s) {
+  auto load = [](const auto& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); };
+  sink.add(kConnections, {}, load(s.connected));
+  sink.add(kAccepted, {}, load(s.connections_received));
+  sink.add(kCommands, {}, load(s.commands_processed));
+  sink.add(kProtocolErrors, {}, load(s.protocol_errors));
+}
 
 namespace {
 
 // One acceptor and the loop it runs on: an own io_context and thread, or the caller's.
 class Listener {
  public:
-  Listener(asio::io_context& io, std::shared_ptr<ServerState> state, const tcp::endpoint& at)
+  Listener(asio::io_context& io, std::shared_ptr<ServerState> state, const tcp::endpoint& at,
+           metrics::Registry* metrics)
       : io_(io),
         state_(std::move(state)),
+        parts_(std::make_unique<LoopParts>(state_->engine, io, metrics)),
         acceptor_(io),
         registry_(std::make_shared<SessionRegistry>()) {
     acceptor_.open(at.protocol());
@@ -84,7 +107,7 @@ class Listener {
     acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
-        std::make_shared<Session>(state_, registry_, std::move(socket))->start();
+        std::make_shared<Session>(state_, registry_, *parts_, std::move(socket))->start();
         return accept();
       }
       // Out of descriptors or memory (EMFILE, ENOBUFS): accepting again at once would spin;
@@ -98,6 +121,7 @@ class Listener {
 
   asio::io_context& io_;
   std::shared_ptr<ServerState> state_;
+  std::unique_ptr<LoopParts> parts_;  // outlives its sessions: close() ends them first
   tcp::acceptor acceptor_;
   asio::steady_timer retry_{io_};
   std::shared_ptr<SessionRegistry> registry_;
@@ -123,10 +147,11 @@ tcp::endpoint bind_address(const config::Endpoint& listen) {
 }  // namespace resp
 
 struct RespServer::Impl {
-  Impl(asio::io_context& shared, config::Endpoint at, RespServerOptions o)
-      : shared_io(shared), listen(std::move(at)), options(std::move(o)) {}
+  Impl(asio::io_context& shared, config::Endpoint at, engine::Engine& e, RespServerOptions o)
+      : shared_io(shared), engine(e), listen(std::move(at)), options(std::move(o)) {}
 
   asio::io_context& shared_io;
+  engine::Engine& engine;
   config::Endpoint listen;
   RespServerOptions options;
   std::shared_ptr<resp::ServerState> state;
@@ -138,13 +163,16 @@ struct RespServer::Impl {
   std::mutex mu;
   bool started = false;
   bool stopped = false;
+  metrics::Registry::Registration metrics;
 };
 
-RespServer::RespServer(asio::io_context& io, config::Endpoint listen, RespServerOptions options)
-    : impl_(std::make_unique<Impl>(io, std::move(listen), std::move(options))) {}
+RespServer::RespServer(asio::io_context& io, config::Endpoint listen, engine::Engine& engine,
+                       RespServerOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(listen), engine, std::move(options))) {}
 
 RespServer::~RespServer() {
   stop();
+  impl_->metrics.reset();
   // Listeners before their io_contexts: a listener's pending accept belongs to its loop.
   impl_->listeners.clear();
   impl_->ios.clear();
@@ -154,7 +182,7 @@ void RespServer::start() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
   if (m.started) return;
-  m.state = std::make_shared<resp::ServerState>(m.options, core::SteadyClock::read());
+  m.state = std::make_shared<resp::ServerState>(m.engine, m.options, core::steady_clock().now());
   tcp::endpoint at = resp::bind_address(m.listen);
   const std::size_t loops = m.options.workers > 0 ? static_cast<std::size_t>(m.options.workers) : 1;
   try {
@@ -164,7 +192,7 @@ void RespServer::start() {
         m.ios.push_back(std::make_unique<asio::io_context>(1));
         io = m.ios.back().get();
       }
-      m.listeners.push_back(std::make_unique<resp::Listener>(*io, m.state, at));
+      m.listeners.push_back(std::make_unique<resp::Listener>(*io, m.state, at, m.options.registry));
       at.port(m.listeners.front()->local_endpoint().port());  // port 0 chose one: share it
     }
   } catch (const boost::system::system_error& e) {
@@ -175,6 +203,10 @@ void RespServer::start() {
   }
   m.local = m.listeners.front()->local_endpoint();
   m.state->port = m.local.port();
+  if (m.options.registry != nullptr) {
+    m.metrics = m.options.registry->add(
+        [state = m.state](metrics::Sink& sink) { resp::collect_server_metrics(sink, *state); });
+  }
   for (auto& l : m.listeners) l->start();
   for (auto& io : m.ios) {
     m.threads.emplace_back([io = io.get()] {
@@ -211,39 +243,6 @@ config::Endpoint RespServer::local_endpoint() const {
     a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
   }
   return config::Endpoint{a.to_string(), impl_->local.port()};
-}
-
-void RespServer::write_metrics(std::string& out) const {
-  const auto state = impl_->state;
-  if (!state) return;
-  const table::TableStats t = state->throttle.stats();
-  auto metric = [&out](const char* name, const char* type, const char* help, auto value) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += type;
-    out += '\n';
-    out += name;
-    out += ' ';
-    out += std::to_string(value);
-    out += '\n';
-  };
-  metric("sluice_resp_connections", "gauge", "Open RESP client connections.",
-         state->connected.load(std::memory_order_relaxed));
-  metric("sluice_resp_connections_total", "counter", "RESP client connections accepted.",
-         state->connections_received.load(std::memory_order_relaxed));
-  metric("sluice_resp_commands_total", "counter", "RESP commands processed.",
-         state->commands_processed.load(std::memory_order_relaxed));
-  metric("sluice_resp_protocol_errors_total", "counter",
-         "RESP connections closed for a protocol error.",
-         state->protocol_errors.load(std::memory_order_relaxed));
-  metric("sluice_resp_throttle_keys", "gauge", "CL.THROTTLE keys held.", t.keys);
-  metric("sluice_resp_throttle_evictions_total", "counter",
-         "CL.THROTTLE keys evicted to make room.", t.evictions);
 }
 
 }  // namespace sluice::server

@@ -1,11 +1,16 @@
 // Session (resp_session.hpp).
 #include "resp_session.hpp"
 
+#include <strings.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
 #include "command_table.hpp"
-#include "sluice/core/clock.hpp"
-#include "throttle_command.hpp"
+#include "transaction_commands.hpp"
 
 namespace sluice::server::resp {
 
@@ -13,6 +18,8 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 namespace {
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 std::string format_address(const tcp::endpoint& ep) {
   auto a = ep.address();
@@ -23,17 +30,23 @@ std::string format_address(const tcp::endpoint& ep) {
                    : a.to_string() + ":" + std::to_string(ep.port());
 }
 
+bool is(std::string_view name, std::string_view command) {
+  return name.size() == command.size() &&
+         strncasecmp(name.data(), command.data(), command.size()) == 0;
+}
+
 }  // namespace
 
 Session::Session(std::shared_ptr<ServerState> state, std::shared_ptr<SessionRegistry> registry,
-                 tcp::socket socket)
+                 LoopParts& parts, tcp::socket socket)
     : state_(std::move(state)),
       registry_(std::move(registry)),
+      parts_(parts),
       socket_(std::move(socket)),
       parser_(state_->limits) {
   boost::system::error_code ec;
   client_.id = state_->next_client_id.fetch_add(1, std::memory_order_relaxed);
-  client_.created = core::SteadyClock::read();
+  client_.created = parts_.clock.now();
   client_.fd = static_cast<int>(socket_.native_handle());
   if (auto ep = socket_.remote_endpoint(ec); !ec) client_.addr = format_address(ep);
   if (auto ep = socket_.local_endpoint(ec); !ec) client_.laddr = format_address(ep);
@@ -54,7 +67,8 @@ void Session::start() {
     if (registry_->closed) return;  // the server is stopping: drop the connection
     registry_->sessions.emplace(this, weak_from_this());
   }
-  read();
+  asio::co_spawn(
+      socket_.get_executor(), [self = shared_from_this()] { return self->run(); }, asio::detached);
 }
 
 void Session::close() {
@@ -63,94 +77,105 @@ void Session::close() {
   socket_.close(ignored);
 }
 
-void Session::read() {
-  socket_.async_read_some(asio::buffer(buf_),
-                          [self = shared_from_this()](const boost::system::error_code& ec,
-                                                      std::size_t n) { self->on_read(ec, n); });
-}
-
-void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
-  if (ec) return close();
-  parser_.feed(buf_.data(), n);
-  // The clock is read once per batch: the commands of one read share `now`, as an event loop
-  // shares its cached time.
-  proto::resp::ReplyWriter writer(out_, client_.protocol);
-  Context ctx{*state_, client_, writer, core::SteadyClock::read()};
-  std::uint64_t commands = 0;
+asio::awaitable<void> Session::run() {
   for (;;) {
-    const proto::resp::ParseStatus s = collect();
-    commands += run_batch(ctx);
-    if (client_.close_after_reply) break;  // QUIT: what follows is not answered
-    if (s == proto::resp::ParseStatus::kError) {
-      // As Redis: say what was wrong, then close; the framing is lost.
-      writer.error("ERR " + parser_.error());
-      client_.close_after_reply = true;
-      state_->protocol_errors.fetch_add(1, std::memory_order_relaxed);
+    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buf_), kNoThrow);
+    if (ec) break;
+    parser_.feed(buf_.data(), n);
+    proto::resp::ReplyWriter writer(out_, client_.protocol);
+    std::uint64_t commands = 0;
+    for (;;) {
+      const proto::resp::ParseStatus s = parser_.next();
+      if (s == proto::resp::ParseStatus::kCommand) {
+        ++commands;
+        co_await execute(writer, parser_.args());
+        if (client_.close_after_reply) break;  // QUIT: what follows is not answered
+        continue;
+      }
+      if (s == proto::resp::ParseStatus::kError) {
+        // As Redis: say what was wrong, then close; the framing is lost.
+        writer.error("ERR " + parser_.error());
+        client_.close_after_reply = true;
+        state_->protocol_errors.fetch_add(1, std::memory_order_relaxed);
+      }
       break;
     }
-    if (s == proto::resp::ParseStatus::kPending) break;
-  }
-  if (commands != 0) state_->commands_processed.fetch_add(commands, std::memory_order_relaxed);
-  if (out_.empty()) return read();
-  write();
-}
-
-proto::resp::ParseStatus Session::collect() {
-  batch_.clear();
-  if (arg_bytes_.capacity() > kKeepBytes) std::string().swap(arg_bytes_);  // after a big one
-  arg_bytes_.clear();
-  arg_spans_.clear();
-  proto::resp::ParseStatus s = proto::resp::ParseStatus::kCommand;
-  while (batch_.size() < kBatch) {
-    s = parser_.next();
-    if (s != proto::resp::ParseStatus::kCommand) break;
-    const auto args = parser_.args();
-    Pending p;
-    p.first = static_cast<std::uint32_t>(arg_spans_.size());
-    p.count = static_cast<std::uint32_t>(args.size());
-    for (std::string_view a : args) {
-      arg_spans_.emplace_back(static_cast<std::uint32_t>(arg_bytes_.size()),
-                              static_cast<std::uint32_t>(a.size()));
-      arg_bytes_.append(a);
+    if (commands != 0) state_->commands_processed.fetch_add(commands, std::memory_order_relaxed);
+    if (!out_.empty()) {
+      auto [write_ec, written] = co_await asio::async_write(socket_, asio::buffer(out_), kNoThrow);
+      (void)written;
+      out_.clear();
+      if (out_.capacity() > kKeepBytes) std::string().swap(out_);  // give back a burst's growth
+      if (write_ec) break;
     }
-    if (args.size() >= 2 && is_throttle(args[0])) {
-      p.hash = table::hash_key(args[1]);
-      p.hashed = true;
-      state_->throttle.prefetch(p.hash);
-    }
-    batch_.push_back(p);
-  }
-  return s;
-}
-
-std::uint64_t Session::run_batch(Context& ctx) {
-  std::uint64_t ran = 0;
-  for (const Pending& p : batch_) {
-    argv_.clear();
-    for (std::uint32_t i = 0; i < p.count; ++i) {
-      const auto [off, len] = arg_spans_[p.first + i];
-      argv_.emplace_back(arg_bytes_.data() + off, len);
-    }
-    ctx.key_hash = p.hashed ? &p.hash : nullptr;
-    dispatch(ctx, argv_);
-    ++ran;
     if (client_.close_after_reply) break;
   }
-  return ran;
+  close();
 }
 
-void Session::write() {
-  sending_.swap(out_);
-  out_.clear();
-  asio::async_write(socket_, asio::buffer(sending_),
-                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                      if (ec || self->client_.close_after_reply) return self->close();
-                      // Keep one buffer's capacity around; give back what a burst grew.
-                      if (self->sending_.capacity() > kKeepBytes) {
-                        std::string().swap(self->sending_);
-                      }
-                      self->read();
-                    });
+asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
+                                       std::span<const std::string_view> args) {
+  const std::string_view name = args[0];
+  const auto& snap = parts_.loop.snapshot();
+  const bool needs_auth = snap->rules.resp && !snap->rules.resp->password.empty();
+  if (needs_auth && !client_.authenticated && !is(name, "auth") && !is(name, "hello") &&
+      !is(name, "quit")) {
+    writer.error("NOAUTH Authentication required.");
+    if (client_.in_multi) client_.multi_refused = true;
+    co_return;
+  }
+  if (is(name, "multi") || is(name, "exec") || is(name, "discard")) {
+    if (is(name, "exec") && client_.in_multi) {
+      co_await exec(writer);
+    } else {
+      transaction_command(client_, writer, name);
+    }
+    co_return;
+  }
+  if (client_.in_multi && !is(name, "quit")) {
+    // As Redis: a command it would refuse (unknown, wrong arity) is refused now, and EXEC
+    // then discards the whole transaction.
+    if (const std::string problem = command_problem(args); !problem.empty()) {
+      writer.error(problem);
+      client_.multi_refused = true;
+    } else {
+      client_.queued.emplace_back(args.begin(), args.end());
+      writer.simple("QUEUED");
+    }
+    co_return;
+  }
+  co_await run_one(writer, args);
+}
+
+asio::awaitable<void> Session::run_one(proto::resp::ReplyWriter& writer,
+                                       std::span<const std::string_view> args) {
+  Context ctx{*state_, client_, writer, parts_.clock.now(), parts_.loop, outcome_};
+  dispatch(ctx, args);
+  if (ctx.after != nullptr) {
+    co_await parts_.loop.async_complete(outcome_, asio::use_awaitable);
+    ctx.after(ctx);
+  }
+  if (outcome_.snapshot) {
+    parts_.loop.release(outcome_);
+    outcome_.reset();
+  }
+}
+
+asio::awaitable<void> Session::exec(proto::resp::ReplyWriter& writer) {
+  client_.in_multi = false;
+  std::vector<std::vector<std::string>> queued = std::move(client_.queued);
+  client_.queued.clear();
+  if (client_.multi_refused) {
+    client_.multi_refused = false;
+    writer.error("EXECABORT Transaction discarded because of previous errors.");
+    co_return;
+  }
+  writer.array(queued.size());
+  std::vector<std::string_view> views;
+  for (const auto& command : queued) {
+    views.assign(command.begin(), command.end());
+    co_await run_one(writer, views);
+  }
 }
 
 }  // namespace sluice::server::resp

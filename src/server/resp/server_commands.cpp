@@ -144,13 +144,13 @@ void info(Context& ctx, std::span<const std::string_view> args) {
           std::to_string(s.protocol_errors.load(std::memory_order_relaxed)));
   }
   if (wants(sections, "sluice")) {
-    const table::TableStats t = s.throttle.stats();
+    const table::TableStats t = s.engine.throttle_stats();
     section(text, "Sluice");
     field(text, "throttle_keys", std::to_string(t.keys));
     field(text, "throttle_capacity", std::to_string(t.capacity));
     field(text, "throttle_evictions", std::to_string(t.evictions));
     field(text, "throttle_memory_bytes", std::to_string(t.memory_bytes));
-    field(text, "check_rules", ctx.server.check ? "configured" : "none");
+    field(text, "check_rules", ctx.loop.snapshot()->compiled.empty() ? "none" : "configured");
   }
   ctx.out.verbatim(text);
 }

@@ -1,13 +1,9 @@
 // CL.THROTTLE (throttle_command.hpp).
 #include "throttle_command.hpp"
 
-#include <strings.h>
-
 #include <charconv>
 #include <optional>
 #include <string>
-
-#include "sluice/table/key_hash.hpp"
 
 namespace sluice::server::resp {
 
@@ -30,10 +26,17 @@ core::Error not_integer(std::string_view arg) {
   return core::make_error("Cell error: Couldn't parse as integer: " + std::string(arg));
 }
 
+// The reply once the engine has decided (now, or after Redis).
+void write_outcome(Context& ctx) {
+  const engine::Outcome& out = ctx.outcome;
+  if (out.verdict == engine::Verdict::kInvalid) return ctx.out.error(out.error);
+  write_throttle_reply(ctx.out, to_throttle_reply(out.total));
+}
+
 }  // namespace
 
-core::Expected<ThrottleArgs> parse_throttle_args(std::span<const std::string_view> args) {
-  ThrottleArgs a;
+core::Expected<engine::ThrottleAsk> parse_throttle_args(std::span<const std::string_view> args) {
+  engine::ThrottleAsk a;
   a.key = args[1];
   std::int64_t* fields[] = {&a.max_burst, &a.count, &a.period, &a.quantity};
   for (std::size_t i = 2; i < args.size(); ++i) {
@@ -46,57 +49,18 @@ core::Expected<ThrottleArgs> parse_throttle_args(std::span<const std::string_vie
   if (a.count == 0 || a.period == 0) {
     return core::make_error("Cell error: Zero rates are not supported");
   }
-  if (a.max_burst < 0) {
-    return core::make_error("ERR invalid max_burst " + std::to_string(a.max_burst) +
-                            ": must be 0 or more");
-  }
-  if (a.count < 0) {
-    return core::make_error("ERR invalid count " + std::to_string(a.count) + ": must be positive");
-  }
-  if (a.period < 0) {
-    return core::make_error("ERR invalid period " + std::to_string(a.period) +
-                            ": must be positive");
-  }
-  if (a.quantity < 0) {
-    return core::make_error("ERR invalid quantity " + std::to_string(a.quantity) +
-                            ": must be 0 or more");
+  const std::pair<const char*, std::int64_t> checks[] = {{"max_burst", a.max_burst},
+                                                         {"count", a.count},
+                                                         {"period", a.period},
+                                                         {"quantity", a.quantity}};
+  for (const auto& [name, value] : checks) {
+    if (value >= 0) continue;
+    const bool zero_ok =
+        std::string_view(name) == "max_burst" || std::string_view(name) == "quantity";
+    return core::make_error("ERR invalid " + std::string(name) + " " + std::to_string(value) +
+                            (zero_ok ? ": must be 0 or more" : ": must be positive"));
   }
   return a;
-}
-
-core::Expected<core::Gcra::Params> throttle_params(const ThrottleArgs& a) {
-  core::Nanos period_ns = 0;
-  if (__builtin_mul_overflow(a.period, core::kNanosPerSecond, &period_ns)) {
-    return core::make_error("ERR invalid period " + std::to_string(a.period) +
-                            ": too large (at most 9223372036 seconds)");
-  }
-  const core::Gcra::Params p = core::Gcra::make(core::Rate{a.count, period_ns}, a.max_burst);
-  // redis-cell: an interval that truncates to 0 ns is a zero rate.
-  if (p.interval <= 0) return core::make_error("Cell error: Zero rates are not supported");
-  if (!core::Gcra::valid(p)) {
-    return core::make_error("ERR max_burst " + std::to_string(a.max_burst) +
-                            " too large for this rate: the burst would last over 292 years");
-  }
-  return p;
-}
-
-core::Expected<ThrottleReply> throttle(ThrottleTable& table, const ThrottleArgs& a, core::Nanos now,
-                                       const table::KeyHash* key_hash) {
-  auto p = throttle_params(a);
-  if (!p) return core::make_error(p.error());
-  auto locked = table.lock(key_hash != nullptr ? *key_hash : table::hash_key(a.key), now);
-  if (!locked) return core::make_error("ERR throttle table busy, try again");
-  const auto step = core::Gcra::decide(*p, locked->state(), now, a.quantity, 0);
-  if (step.decision.overflow) {
-    return core::make_error("ERR invalid quantity " + std::to_string(a.quantity) +
-                            ": too large for this rate");
-  }
-  if (step.decision.allowed) locked->state() = step.next;
-  return to_throttle_reply(step.decision);
-}
-
-bool is_throttle(std::string_view name) {
-  return name.size() == 11 && strncasecmp(name.data(), "cl.throttle", 11) == 0;
 }
 
 std::int64_t cell_seconds(core::Nanos d) {
@@ -127,9 +91,11 @@ void write_throttle_reply(proto::resp::ReplyWriter& out, const ThrottleReply& r)
 void cl_throttle(Context& ctx, std::span<const std::string_view> args) {
   auto a = parse_throttle_args(args);
   if (!a) return ctx.out.error(a.error());
-  auto r = throttle(ctx.server.throttle, *a, ctx.now, ctx.key_hash);
-  if (!r) return ctx.out.error(r.error());
-  write_throttle_reply(ctx.out, *r);
+  if (ctx.loop.decide(*a, ctx.now, ctx.outcome) == engine::Progress::kPending) {
+    ctx.after = write_outcome;
+    return;
+  }
+  write_outcome(ctx);
 }
 
 }  // namespace sluice::server::resp

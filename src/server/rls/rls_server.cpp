@@ -55,6 +55,6 @@ void RlsServer::stop() {
 
 int RlsServer::port() const { return impl_->port; }
 
-void RlsServer::write_metrics(std::string& out) const { impl_->service.write_metrics(out); }
+void RlsServer::collect_metrics(metrics::Sink& sink) const { impl_->service.collect_metrics(sink); }
 
 }  // namespace sluice::server

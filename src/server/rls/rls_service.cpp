@@ -5,8 +5,6 @@
 #include <exception>
 #include <vector>
 
-#include "sluice/proto/http/prometheus_text.hpp"
-
 namespace sluice::server::rls {
 namespace {
 
@@ -94,21 +92,21 @@ grpc::ServerUnaryReactor* Service::ShouldRateLimit(grpc::CallbackServerContext* 
   return reactor;
 }
 
-void Service::write_metrics(std::string& out) const {
-  using proto::http::prometheus_family;
-  using proto::http::prometheus_sample;
-  auto load = [](const std::atomic<std::uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-  prometheus_family(out, "sluice_rls_calls_total", "counter",
-                    "Envoy RLS ShouldRateLimit calls, by outcome.");
-  prometheus_sample(out, "sluice_rls_calls_total", {{"outcome", "ok"}}, load(ok_));
-  prometheus_sample(out, "sluice_rls_calls_total", {{"outcome", "over_limit"}}, load(over_limit_));
-  prometheus_sample(out, "sluice_rls_calls_total", {{"outcome", "invalid"}}, load(invalid_));
-  prometheus_sample(out, "sluice_rls_calls_total", {{"outcome", "error"}}, load(failed_));
-  prometheus_family(out, "sluice_rls_descriptors_total", "counter",
-                    "Descriptors answered by the Envoy RLS, by status code.");
-  prometheus_sample(out, "sluice_rls_descriptors_total", {{"code", "ok"}}, load(descriptors_ok_));
-  prometheus_sample(out, "sluice_rls_descriptors_total", {{"code", "over_limit"}},
-                    load(descriptors_over_limit_));
+void Service::collect_metrics(metrics::Sink& sink) const {
+  static constexpr metrics::Family kCalls{"sluice_rls_calls_total", metrics::Kind::kCounter,
+                                          "Envoy RLS ShouldRateLimit calls, by outcome."};
+  static constexpr metrics::Family kDescriptors{
+      "sluice_rls_descriptors_total", metrics::Kind::kCounter,
+      "Descriptors answered by the Envoy RLS, by status code."};
+  auto load = [](const std::atomic<std::uint64_t>& v) {
+    return static_cast<double>(v.load(std::memory_order_relaxed));
+  };
+  sink.add(kCalls, {{"outcome", "ok"}}, load(ok_));
+  sink.add(kCalls, {{"outcome", "over_limit"}}, load(over_limit_));
+  sink.add(kCalls, {{"outcome", "invalid"}}, load(invalid_));
+  sink.add(kCalls, {{"outcome", "error"}}, load(failed_));
+  sink.add(kDescriptors, {{"code", "ok"}}, load(descriptors_ok_));
+  sink.add(kDescriptors, {{"code", "over_limit"}}, load(descriptors_over_limit_));
 }
 
 }  // namespace sluice::server::rls

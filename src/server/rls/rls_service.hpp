@@ -8,6 +8,7 @@
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 #include "rls_decider.hpp"
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::server::rls {
 
@@ -24,7 +25,7 @@ class Service final : public pb::RateLimitService::CallbackService {
                                             const pb::RateLimitRequest* request,
                                             pb::RateLimitResponse* response) override;
 
-  void write_metrics(std::string& out) const;
+  void collect_metrics(metrics::Sink& sink) const;
 
  private:
   Decider& decider_;

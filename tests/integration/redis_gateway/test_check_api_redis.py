@@ -1,7 +1,7 @@
 """The HTTP decision service on rules kept in Redis: GET /v1/check/{rule} (nginx
 auth_request's call) and POST /v1/check, single and batched, share the Redis state with the
-gateway, and follow the rule's failure policy when Redis is gone; SLUICE.CHECK (RESP) refuses
-them by name."""
+gateway, and follow the rule's failure policy when Redis is gone; SLUICE.CHECK (RESP) decides them through
+the same engine."""
 import pytest
 import redis
 import requests
@@ -69,19 +69,26 @@ def test_without_redis_a_check_follows_the_failure_policy_at_once(redis_server, 
     assert g.metric("sluice_redis_answers_total", source="fail_closed") >= 1
 
 
-def test_sluice_check_over_resp_refuses_a_redis_rule_by_name(redis_server, tmp_path):
-    # SLUICE.CHECK decides local rules only; a rule kept in Redis gets an error that says so,
-    # never a made-up decision, and the connection stays usable.
+def test_sluice_check_over_resp_decides_a_redis_rule_with_the_same_state(redis_server, tmp_path):
+    # SLUICE.CHECK goes through the engine like /v1/check: a rule kept in Redis is decided in
+    # Redis, and the HTTP decision service sees what RESP spent.
     rs = redis_server()
-    resp_port = free_port()
+    resp_port, admin_port = free_port(), free_port()
     path = tmp_path / "sluice.yaml"
-    path.write_text(CONFIG.format(gateway=free_port(), admin=free_port(), redis=rs.url))
+    path.write_text(CONFIG.format(gateway=free_port(), admin=admin_port, redis=rs.url))
     proc = ServeProcess(tmp_path, ["--config", str(path), "--resp", f"127.0.0.1:{resp_port}"],
                         r"admin listening on", what="sluice to listen")
     try:
         client = redis.Redis(host="127.0.0.1", port=resp_port, socket_timeout=5)
-        with pytest.raises(redis.ResponseError, match="kept in Redis"):
-            client.execute_command("SLUICE.CHECK", "per-user", "alice")
+        # burst=2: limit 3; remaining 2, 1, 0, then limited.
+        replies = [client.execute_command("SLUICE.CHECK", "per-user", "erin") for _ in range(4)]
+        assert [r[0] for r in replies] == [0, 0, 0, 1]
+        assert [r[2] for r in replies[:3]] == [2, 1, 0]
+        assert replies[3][3] > 0  # retry after, in seconds
+        r = requests.get(f"http://127.0.0.1:{admin_port}/v1/check/per-user",
+                         params={"key": "erin"}, timeout=5)
+        assert r.status_code == 429
+        assert rs.client().keys("sluice:{per-user:erin}*")
         assert client.execute_command("CL.THROTTLE", "k", "1", "1", "1")[0] == 0
     finally:
         proc.stop()

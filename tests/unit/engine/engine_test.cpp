@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sluice/config/loader.hpp"
+#include "sluice/engine/fields.hpp"
 
 namespace sluice::engine {
 namespace {
@@ -50,15 +51,34 @@ std::string config(std::string_view route, std::string_view rules, std::string_v
   return out;
 }
 
-std::string header_of(const std::vector<std::pair<std::string, std::string>>& headers,
-                      std::string_view name) {
-  for (const auto& [n, val] : headers) {
-    if (n == name) return val;
+// The outcome of one request, decided at `now`.
+Outcome decide(Engine& e, const Ask& ask, core::Nanos now) {
+  Outcome out;
+  e.decide(ask, now, out);
+  return out;
+}
+
+// A response field of an outcome, as the HTTP frontends write it.
+std::string header(const Outcome& out, std::string_view name) {
+  LimitFields fields;
+  limit_fields(out, fields);
+  std::string lines;
+  proto::http::append_ratelimit_fields(lines, fields, {true, true}, retry_after(out));
+  const std::string prefix = std::string(name) + ": ";
+  for (std::size_t at = 0; at < lines.size();) {
+    const auto end = lines.find("\r\n", at);
+    const std::string line = lines.substr(at, end - at);
+    if (line.starts_with(prefix)) return line.substr(prefix.size());
+    at = end + 2;
   }
   return "";
 }
 
-std::string header(const Verdict& v, std::string_view name) { return header_of(v.headers, name); }
+double metric(Engine& e, std::string_view name, std::initializer_list<metrics::Label> labels) {
+  metrics::Registry registry;
+  const auto registration = e.register_metrics(registry);
+  return registry.value(name, labels);
+}
 
 const std::string kPerUser =
     config("{name: api, match: {path_prefix: /api/}, upstream: app, rules: [per-user]}",
@@ -70,41 +90,91 @@ TEST(Engine, PerUserKeyFromTheQueryThrottlesEachUserAlone) {
   alice.query = "userId=alice";
   Req bob;
   bob.query = "page=2&userId=bob";
-  EXPECT_EQ(e.decide(alice.view(), 0).kind, Verdict::Kind::kForward);
-  EXPECT_EQ(e.decide(alice.view(), 0).kind, Verdict::Kind::kForward);
-  const Verdict third = e.decide(alice.view(), 0);
-  EXPECT_EQ(third.kind, Verdict::Kind::kReject);
+  EXPECT_EQ(decide(e, alice.view(), 0).verdict, Verdict::kAllow);
+  EXPECT_EQ(decide(e, alice.view(), 0).verdict, Verdict::kAllow);
+  const Outcome third = decide(e, alice.view(), 0);
+  EXPECT_EQ(third.verdict, Verdict::kDeny);
   EXPECT_EQ(third.status, 429);
   EXPECT_EQ(header(third, "Retry-After"), "1");  // one token per second
-  EXPECT_EQ(e.decide(bob.view(), 0).kind, Verdict::Kind::kForward);
+  EXPECT_EQ(decide(e, bob.view(), 0).verdict, Verdict::kAllow);
 }
 
 TEST(Engine, ResponsesCarryTheIetfRateLimitFields) {
   Engine e(load(kPerUser), 0);
   Req r;
   r.query = "userId=alice";
-  const Verdict v = e.decide(r.view(), 0);
-  // burst 2 at 1/s: quota 2 per 2 s window; 1 left, full again in 1 s.
-  EXPECT_EQ(header(v, "RateLimit-Policy"), "\"per-user\";q=2;w=2");
+  const Outcome v = decide(e, r.view(), 0);
+  // 1/s with a burst of 2: the rate as one item (q/w = 1 per second), the burst as another;
+  // 1 left, full again in 1 s.
+  EXPECT_EQ(header(v, "RateLimit-Policy"), "\"per-user\";q=1;w=1, \"per-user-burst\";q=2");
   EXPECT_EQ(header(v, "RateLimit"), "\"per-user\";r=1;t=1");
 }
 
-TEST(Engine, AMissingKeyIsSkippedOrDeniedAsConfigured) {
+TEST(Engine, APolicyTellsTheRateOfAGcraLimit) {
+  const std::string yaml =
+      config("{name: all, match: {path_prefix: /}, upstream: app, rules: [api]}",
+             "  api: {limit: \"gcra:rate=1000/s,burst=100\", key: const:all}\n"
+             "  slow: {limit: \"gcra:rate=30/60s,burst=15\", key: const:all}\n"
+             "  odd: {limit: \"token-bucket:rate=3/250ms,burst=5\", key: const:all}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  // Not q=101;w=1, which reads as 101 per second.
+  EXPECT_EQ(header(decide(e, r.view(), 0), "RateLimit-Policy"),
+            "\"api\";q=1000;w=1, \"api-burst\";q=101");
+  EXPECT_EQ(quota_of(e.snapshot()->rule("slow")->limit.spec).quota, 30);
+  EXPECT_EQ(quota_of(e.snapshot()->rule("slow")->limit.spec).window_seconds, 60);
+  EXPECT_EQ(quota_of(e.snapshot()->rule("odd")->limit.spec).quota, 12);  // 3 per 250 ms
+  EXPECT_EQ(quota_of(e.snapshot()->rule("odd")->limit.spec).window_seconds, 1);
+}
+
+TEST(Engine, ADeniedRequestChargesNoRuleAndItsFieldsSaySo) {
+  // 100 per hour beside 3 per hour: the 4th request is refused by `tight` alone; `roomy`,
+  // which allowed it, still has 97 (not 96), and the next admitted one (after an hour) 96.
+  const std::string yaml =
+      config("{name: all, match: {path_prefix: /}, upstream: app, rules: [roomy, tight]}",
+             "  roomy: {limit: \"fixed-window:limit=100,window=1h\", key: const:all}\n"
+             "  tight: {limit: \"gcra:rate=3/h,burst=2\", key: const:all}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
+  const Outcome denied = decide(e, r.view(), 0);
+  ASSERT_EQ(denied.verdict, Verdict::kDeny);
+  // tight's t is its retry (20 min = 1200 s), the same point in time as Retry-After.
+  EXPECT_EQ(header(denied, "RateLimit"), "\"roomy\";r=97;t=3600, \"tight\";r=0;t=1200");
+  EXPECT_EQ(header(denied, "Retry-After"), "1200");
+  EXPECT_EQ(denied.decided_by, 1);
+  EXPECT_EQ(metric(e, "sluice_rule_requests_total", {{"rule", "roomy"}, {"outcome", "denied"}}), 0);
+  EXPECT_EQ(metric(e, "sluice_rule_requests_total", {{"rule", "tight"}, {"outcome", "denied"}}), 1);
+}
+
+TEST(Engine, AMissingKeyIsSkippedOrDeniedWithItsOwnStatusAndCountedOnce) {
   Engine skip(load(kPerUser), 0);
   Req anonymous;
-  for (int i = 0; i < 5; ++i)
-    EXPECT_EQ(skip.decide(anonymous.view(), 0).kind, Verdict::Kind::kForward);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(decide(skip, anonymous.view(), 0).verdict, Verdict::kAllow);
   std::string deny = kPerUser;
-  deny += "    on_missing_key: deny\n";
+  deny += "    on_missing_key: deny\n    missing_key_status: 401\n";
   Engine strict(load(deny), 0);
-  EXPECT_EQ(strict.decide(anonymous.view(), 0).kind, Verdict::Kind::kReject);
+  const Outcome out = decide(strict, anonymous.view(), 0);
+  EXPECT_EQ(out.verdict, Verdict::kDeny);
+  EXPECT_TRUE(out.missing_key);
+  EXPECT_EQ(out.status, 401);
+  EXPECT_EQ(header(out, "Retry-After"), "");
+  // Over the limit is still 429, not the missing key's 401.
+  Req alice;
+  alice.query = "userId=alice";
+  decide(strict, alice.view(), 0);
+  decide(strict, alice.view(), 0);
+  EXPECT_EQ(decide(strict, alice.view(), 0).status, 429);
+  // The missing key is one outcome, missing_key, not also a denial.
+  EXPECT_EQ(metric(strict, "sluice_rule_requests_total", {{"outcome", "missing_key"}}), 1);
+  EXPECT_EQ(metric(strict, "sluice_rule_requests_total", {{"outcome", "denied"}}), 1);
 }
 
 TEST(Engine, UnmatchedRequestsGetNoRoute) {
   Engine e(load(kPerUser), 0);
   Req r;
   r.path = "/other";
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kNoRoute);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kNoRoute);
 }
 
 const std::string kTrusted =
@@ -116,12 +186,40 @@ TEST(Engine, ClientAddressComesFromXForwardedForOnlyBehindATrustedProxy) {
   Engine e(load(kTrusted), 0);
   Req via_proxy;  // peer 10.1.1.1 is trusted: the client is 203.0.113.7
   via_proxy.headers = {{"X-Forwarded-For", "198.51.100.1, 203.0.113.7"}};
-  EXPECT_EQ(e.decide(via_proxy.view(), 0).client, "203.0.113.7");
+  EXPECT_EQ(decide(e, via_proxy.view(), 0).client(), "203.0.113.7");
   Req spoofer;  // an untrusted peer's X-Forwarded-For is ignored
   spoofer.peer = "192.0.2.9";
   spoofer.headers = {{"X-Forwarded-For", "203.0.113.7"}};
-  EXPECT_EQ(e.decide(spoofer.view(), 0).client, "192.0.2.9");
-  EXPECT_EQ(e.decide(spoofer.view(), 0).kind, Verdict::Kind::kReject);  // its own budget, spent
+  EXPECT_EQ(decide(e, spoofer.view(), 0).client(), "192.0.2.9");
+  EXPECT_EQ(decide(e, spoofer.view(), 0).verdict, Verdict::kDeny);  // its own budget, spent
+}
+
+TEST(Engine, OneClientIsOneKeyHoweverItsAddressIsWritten) {
+  Engine e(load(kTrusted), 0);
+  // From a trusted balancer: a port, the IPv4-mapped form and IPv6 spellings are one client.
+  for (const char* spelling :
+       {"3.3.3.3:4711", "3.3.3.3:4712", "::ffff:3.3.3.3", "[::ffff:3.3.3.3]:80"}) {
+    Req r;
+    r.headers = {{"X-Forwarded-For", spelling}};
+    EXPECT_EQ(decide(e, r.view(), 0).client(), "3.3.3.3") << spelling;
+  }
+  for (const char* spelling : {"2001:DB8::1", "2001:db8:0:0:0:0:0:1", "[2001:db8::1]:443"}) {
+    Req r;
+    r.headers = {{"X-Forwarded-For", spelling}};
+    EXPECT_EQ(decide(e, r.view(), 0).client(), "2001:db8::1") << spelling;
+  }
+  // What is not an address is no key: the trusted proxy that sent it stands for the client.
+  for (const char* junk : {"garbage", "unknown", "1.2.3.4.5", "3.3.3.3, unknown"}) {
+    Req r;
+    r.headers = {{"X-Forwarded-For", junk}};
+    EXPECT_EQ(decide(e, r.view(), 0).client(), "10.1.1.1") << junk;
+  }
+  Req forwarded;
+  forwarded.headers = {{"Forwarded", "for=\"[2001:db8::7]:8080\";proto=https"}};
+  EXPECT_EQ(decide(e, forwarded.view(), 0).client(), "2001:db8::7");
+  Req real_ip;
+  real_ip.headers = {{"X-Real-IP", "198.51.100.4"}};
+  EXPECT_EQ(decide(e, real_ip.view(), 0).client(), "198.51.100.4");
 }
 
 TEST(Engine, DelayRuleHoldsUpToMaxWaitThenRejects) {
@@ -133,8 +231,8 @@ TEST(Engine, DelayRuleHoldsUpToMaxWaitThenRejects) {
   Req r;
   std::vector<core::Nanos> delays;
   for (int i = 0; i < 4; ++i) {
-    const Verdict v = e.decide(r.view(), 0);
-    if (v.kind == Verdict::Kind::kForward) delays.push_back(v.delay);
+    const Outcome v = decide(e, r.view(), 0);
+    if (v.verdict == Verdict::kAllow) delays.push_back(v.delay);
   }
   // One every 100 ms: at once, then 100 and 200 ms; the 4th would wait 300 ms > 250 ms.
   EXPECT_EQ(delays, (std::vector<core::Nanos>{0, 100 * kNanosPerMilli, 200 * kNanosPerMilli}));
@@ -146,30 +244,33 @@ TEST(Engine, DryRunCountsButNeverBlocks) {
              "  shadow: {limit: \"gcra:rate=1/s,burst=0\", key: const:all, action: dry-run}\n");
   Engine e(load(yaml), 0);
   Req r;
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kForward);
-  std::string metrics;
-  e.write_metrics(metrics);
-  EXPECT_NE(metrics.find("route=\"all\",rule=\"shadow\",outcome=\"dry_run_denied\"} 2"),
-            std::string::npos)
-      << metrics;
+  EXPECT_FALSE(decide(e, r.view(), 0).dry_run_denied());
+  for (int i = 0; i < 2; ++i) {
+    const Outcome out = decide(e, r.view(), 0);
+    EXPECT_EQ(out.verdict, Verdict::kAllow);
+    EXPECT_TRUE(out.dry_run_denied());
+  }
+  EXPECT_EQ(metric(e, "sluice_rule_requests_total",
+                   {{"route", "all"}, {"rule", "shadow"}, {"outcome", "dry_run_denied"}}),
+            2);
 }
 
 TEST(Engine, ReloadKeepsStateOfUnchangedLimitsAndRetunesChangedOnes) {
   Engine e(load(kPerUser), 0);
   Req r;
   r.query = "userId=alice";
-  e.decide(r.view(), 0);
-  e.decide(r.view(), 0);
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kReject);  // alice spent her burst
+  decide(e, r.view(), 0);
+  decide(e, r.view(), 0);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kDeny);  // alice spent her burst
   // Same rule: alice is still out of tokens after the reload.
   EXPECT_TRUE(e.apply(load(kPerUser), 0).empty());
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kReject);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kDeny);
   // Rate raised to 10/s: state kept (still empty at t=0), new rate applies 100 ms later.
   std::string faster = kPerUser;
   faster.replace(faster.find("rate=1/s"), 8, "rate=10/s");
   EXPECT_TRUE(e.apply(load(faster), 0).empty());
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kReject);
-  EXPECT_EQ(e.decide(r.view(), 100 * kNanosPerMilli).kind, Verdict::Kind::kForward);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kDeny);
+  EXPECT_EQ(decide(e, r.view(), 100 * kNanosPerMilli).verdict, Verdict::kAllow);
 }
 
 TEST(Engine, ABadRuleSetIsRefusedAndTheOldOneKeepsServing) {
@@ -179,7 +280,7 @@ TEST(Engine, ABadRuleSetIsRefusedAndTheOldOneKeepsServing) {
   EXPECT_FALSE(e.apply(bad, 0).empty());
   Req r;
   r.query = "userId=alice";
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kForward);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
   EXPECT_EQ(e.snapshot()->version, 1u);
 }
 
@@ -195,25 +296,24 @@ TEST(Engine, GlobalFirstThenPerUser) {
   Req light;
   light.headers = {{"X-User", "light"}};
   int heavy_passed = 0;
-  for (int i = 0; i < 6; ++i)
-    heavy_passed += e.decide(heavy.view(), 0).kind == Verdict::Kind::kForward;
+  for (int i = 0; i < 6; ++i) heavy_passed += decide(e, heavy.view(), 0).verdict == Verdict::kAllow;
   EXPECT_EQ(heavy_passed, 4);  // 3 from the global bucket, then 1 of its own
-  EXPECT_EQ(e.decide(light.view(), 0).kind, Verdict::Kind::kForward);  // its own token
+  EXPECT_EQ(decide(e, light.view(), 0).verdict, Verdict::kAllow);  // its own token
 }
 
-TEST(Engine, ConcurrencyRuleHoldsLeasesUntilTheVerdictIsDropped) {
+TEST(Engine, ConcurrencyRuleHoldsLeasesUntilTheOutcomeIsDropped) {
   const std::string yaml =
       config("{name: all, match: {path_prefix: /}, upstream: app, rules: [conn]}",
              "  conn: {limit: \"concurrency:limit=1\", key: client_ip}\n");
   Engine e(load(yaml), 0);
   Req r;
   {
-    const Verdict first = e.decide(r.view(), 0);
-    EXPECT_EQ(first.kind, Verdict::Kind::kForward);
-    EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kReject);
+    const Outcome first = decide(e, r.view(), 0);
+    EXPECT_EQ(first.verdict, Verdict::kAllow);
+    EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kDeny);
     EXPECT_EQ(header(first, "RateLimit-Policy"), "\"conn\";q=1;qu=\"concurrent-requests\"");
   }
-  EXPECT_EQ(e.decide(r.view(), 0).kind, Verdict::Kind::kForward);
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
 }
 
 }  // namespace
@@ -224,32 +324,89 @@ namespace {
 
 TEST(EngineCheck, ARuleByNameDecidesOneKeyAndDescribesIt) {
   Engine e(load(kPerUser), 0);
-  EXPECT_TRUE(e.check("per-user", "alice", 1, 0).decision.allowed);
-  EXPECT_TRUE(e.check("per-user", "alice", 1, 0).decision.allowed);
-  const CheckResult third = e.check("per-user", "alice", 1, 0);
-  EXPECT_FALSE(third.decision.allowed);
-  EXPECT_EQ(header_of(third.headers, "Retry-After"), "1");
-  EXPECT_EQ(header_of(third.headers, "RateLimit"), "\"per-user\";r=0;t=2");
-  EXPECT_EQ(e.check("no-such", "alice", 1, 0).status, CheckResult::Status::kUnknownRule);
+  EXPECT_EQ(decide(e, RuleAsk{"per-user", "alice", 1}, 0).verdict, Verdict::kAllow);
+  EXPECT_EQ(decide(e, RuleAsk{"per-user", "alice", 1}, 0).verdict, Verdict::kAllow);
+  const Outcome third = decide(e, RuleAsk{"per-user", "alice", 1}, 0);
+  EXPECT_EQ(third.verdict, Verdict::kDeny);
+  EXPECT_EQ(header(third, "Retry-After"), "1");
+  EXPECT_EQ(header(third, "RateLimit"), "\"per-user\";r=0;t=1");
+  const Outcome unknown = decide(e, RuleAsk{"no-such", "alice", 1}, 0);
+  EXPECT_EQ(unknown.verdict, Verdict::kInvalid);
+  EXPECT_EQ(unknown.error_field, "rule");
 }
 
 TEST(EngineCheck, TheCheckApiAndTheGatewayShareTheRulesState) {
   Engine e(load(kPerUser), 0);
   Req alice;
   alice.query = "userId=alice";
-  e.check("per-user", "alice", 2, 0);  // both tokens, through the decision service
-  EXPECT_EQ(e.decide(alice.view(), 0).kind, Verdict::Kind::kReject);
+  decide(e, RuleAsk{"per-user", "alice", 2}, 0);  // both tokens, through the decision service
+  EXPECT_EQ(decide(e, alice.view(), 0).verdict, Verdict::kDeny);
+}
+
+TEST(EngineCheck, AKeyOfSeveralPartsIsTheSameStateWhereverItIsAsked) {
+  const std::string yaml = config(
+      "{name: all, match: {path_prefix: /}, upstream: app, rules: [pair]}",
+      "  pair: {limit: \"fixed-window:limit=1,window=1h\", key: [header:X-Tenant, method]}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  r.headers = {{"X-Tenant", "acme"}};
+  EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);  // hashed from its two parts
+  EXPECT_EQ(decide(e, RuleAsk{"pair", "acme|GET", 1}, 0).verdict, Verdict::kDeny);
+  EXPECT_EQ(decide(e, RuleAsk{"pair", "acme|POST", 1}, 0).verdict, Verdict::kAllow);
 }
 
 TEST(EngineCheck, InlineLimitsGetATablePerSpecAndRefuseBadSpecs) {
   Engine e(load(kPerUser), 0);
-  EXPECT_TRUE(e.check_inline("gcra:rate=1/s,burst=0", "k", 1, 0, 0).decision.allowed);
-  EXPECT_FALSE(e.check_inline("gcra:burst=0,rate=1/s", "k", 1, 0, 0).decision.allowed)
+  EXPECT_EQ(decide(e, InlineAsk{"gcra:rate=1/s,burst=0", "k", 1, 0}, 0).verdict, Verdict::kAllow);
+  EXPECT_EQ(decide(e, InlineAsk{"gcra:burst=0,rate=1/s", "k", 1, 0}, 0).verdict, Verdict::kDeny)
       << "the same limit written in another order shares the table";
-  EXPECT_TRUE(e.check_inline("gcra:rate=1/s,burst=0", "other", 1, 0, 0).decision.allowed);
-  const auto bad = e.check_inline("gcra:rate=1/s", "k", 1, 0, 0);
-  EXPECT_EQ(bad.status, CheckResult::Status::kBadLimit);
+  EXPECT_EQ(decide(e, InlineAsk{"gcra:rate=1/s,burst=0", "other", 1, 0}, 0).verdict,
+            Verdict::kAllow);
+  const Outcome bad = decide(e, InlineAsk{"gcra:rate=1/s", "k", 1, 0}, 0);
+  EXPECT_EQ(bad.verdict, Verdict::kInvalid);
+  EXPECT_EQ(bad.error_field, "limit");
   EXPECT_NE(bad.error.find("burst"), std::string::npos);
+}
+
+const std::string kWorkers =
+    config("{name: all, match: {path_prefix: /}, upstream: app, rules: [jobs]}",
+           "  jobs: {limit: \"concurrency:limit=1\", key: const:all, permit_ttl: 30s}\n");
+
+TEST(EngineCheck, AConcurrencyPermitGoesAroundAcquireDeniedReleaseAcquire) {
+  Engine e(load(kWorkers), 0);
+  const Outcome first = decide(e, RuleAsk{"jobs", "batch", 1}, 0);
+  ASSERT_EQ(first.verdict, Verdict::kAllow);
+  ASSERT_FALSE(first.lease_token.empty());
+  EXPECT_EQ(first.lease_ttl, 30 * kNanosPerSecond);
+  EXPECT_EQ(decide(e, RuleAsk{"jobs", "batch", 1}, 0).verdict, Verdict::kDeny);
+  EXPECT_TRUE(e.release_lease(first.lease_token));
+  EXPECT_FALSE(e.release_lease(first.lease_token)) << "a token gives its permit back once";
+  EXPECT_EQ(decide(e, RuleAsk{"jobs", "batch", 1}, 0).verdict, Verdict::kAllow);
+}
+
+TEST(EngineCheck, APermitNeverGivenBackExpiresAtItsTtl) {
+  Engine e(load(kWorkers), 0);
+  const Outcome held = decide(e, RuleAsk{"jobs", "batch", 1}, 0);
+  ASSERT_EQ(held.verdict, Verdict::kAllow);
+  e.expire_leases(29 * kNanosPerSecond);
+  EXPECT_EQ(decide(e, RuleAsk{"jobs", "batch", 1}, 0).verdict, Verdict::kDeny);
+  e.expire_leases(30 * kNanosPerSecond);
+  EXPECT_EQ(decide(e, RuleAsk{"jobs", "batch", 1}, 0).verdict, Verdict::kAllow);
+  EXPECT_FALSE(e.release_lease(held.lease_token)) << "expired";
+}
+
+TEST(EngineThrottle, AnswersAsRedisCellWithTheParametersOfEachCall) {
+  Engine e(config::RuleSet{}, 0);
+  // max_burst 4, 1 per second: 5 at once, then refused with a retry of 1 s.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(decide(e, ThrottleAsk{"foo", 4, 1, 1, 1}, 0).verdict, Verdict::kAllow) << i;
+  }
+  const Outcome refused = decide(e, ThrottleAsk{"foo", 4, 1, 1, 1}, 0);
+  EXPECT_EQ(refused.verdict, Verdict::kDeny);
+  EXPECT_EQ(refused.total.retry_after, kNanosPerSecond);
+  EXPECT_EQ(refused.total.limit, 5);
+  EXPECT_EQ(decide(e, ThrottleAsk{"foo", 4, 0, 1, 1}, 0).error,
+            "Cell error: Zero rates are not supported");
 }
 
 }  // namespace

@@ -4,11 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
 #include <string>
 #include <vector>
 
+#include "sluice/config/loader.hpp"
+
 namespace sluice::server::resp {
 namespace {
+
+// A config with one rule, `api`: 10 per hour, so a cost of 3 leaves 7.
+config::RuleSet api_rules() {
+  auto loaded = config::load_config_text(
+      "rules:\n  api: {limit: \"fixed-window:limit=10,window=1h\", key: client_ip}\n", "t.yaml");
+  return *loaded.rules;
+}
 
 class Dispatch : public ::testing::Test {
  protected:
@@ -16,13 +26,17 @@ class Dispatch : public ::testing::Test {
     std::vector<std::string_view> args(argv.begin(), argv.end());
     std::string out;
     proto::resp::ReplyWriter w(out, client_.protocol);
-    Context ctx{*state_, client_, w, 5 * core::kNanosPerSecond};
+    engine::Outcome outcome;
+    Context ctx{*state_, client_, w, 5 * core::kNanosPerSecond, loop_, outcome};
     dispatch(ctx, args);
     return out;
   }
 
   RespServerOptions options_;
-  std::unique_ptr<ServerState> state_ = std::make_unique<ServerState>(options_, 0);
+  engine::Engine engine_{api_rules(), 0};
+  boost::asio::io_context io_;
+  engine::Loop loop_{engine_, io_};
+  std::unique_ptr<ServerState> state_ = std::make_unique<ServerState>(engine_, options_, 0);
   ClientState client_ = [] {
     ClientState c;
     c.id = 7;
@@ -101,7 +115,7 @@ TEST_F(Dispatch, HelloSwitchesToResp3) {
 }
 
 TEST_F(Dispatch, AnswersServerCommands) {
-  EXPECT_EQ(run({"COMMAND", "COUNT"}), ":11\r\n");
+  EXPECT_EQ(run({"COMMAND", "COUNT"}), ":16\r\n");
   EXPECT_EQ(run({"COMMAND", "DOCS"}), "*0\r\n");
   EXPECT_EQ(run({"COMMAND", "INFO", "nope"}), "*1\r\n$-1\r\n");
   const std::string prefix = "*1\r\n*10\r\n$11\r\ncl.throttle\r\n:-5\r\n";
@@ -114,24 +128,24 @@ TEST_F(Dispatch, AnswersServerCommands) {
   EXPECT_EQ(run({"INFO", "clients"}).find("# Server"), std::string::npos);
 }
 
-TEST_F(Dispatch, SluiceCheckNeedsRules) {
-  EXPECT_EQ(run({"SLUICE.CHECK", "api", "k"}), "-ERR no rules configured\r\n");
-  state_->check = [](std::string_view rule, std::string_view key, std::int64_t cost,
-                     core::Nanos) -> RespCheck {
-    if (rule != "api") return {"ERR unknown rule '" + std::string(rule) + "'", {}};
-    RespCheck c;
-    c.decision = core::Decision{
-        key == "ok", 0,    10 - cost, 1500 * core::kNanosPerMilli, 3 * core::kNanosPerSecond,
-        10,          false};
-    return c;
-  };
-  EXPECT_EQ(run({"SLUICE.CHECK", "api", "ok", "3"}), "*5\r\n:0\r\n:10\r\n:7\r\n:-1\r\n:3\r\n");
-  EXPECT_EQ(run({"SLUICE.CHECK", "api", "no"}), "*5\r\n:1\r\n:10\r\n:9\r\n:2\r\n:3\r\n");
+TEST_F(Dispatch, SluiceCheckDecidesAConfiguredRule) {
+  // At 5 s: the hour's window ends in 3595 s.
+  EXPECT_EQ(run({"SLUICE.CHECK", "api", "ok", "3"}), "*5\r\n:0\r\n:10\r\n:7\r\n:-1\r\n:3595\r\n");
+  EXPECT_EQ(run({"SLUICE.CHECK", "api", "ok", "8"}), "*5\r\n:1\r\n:10\r\n:7\r\n:3595\r\n:3595\r\n");
   EXPECT_EQ(run({"SLUICE.CHECK", "web", "k"}), "-ERR unknown rule 'web'\r\n");
   EXPECT_EQ(run({"SLUICE.CHECK", "api", "k", "0"}),
             "-ERR invalid cost '0': must be a positive integer\r\n");
   EXPECT_EQ(run({"SLUICE.CHECK", "api", "k", "-1"}),
             "-ERR invalid cost '-1': must be a positive integer\r\n");
+}
+
+TEST_F(Dispatch, TransactionsAndAuthSayWhatRedisSays) {
+  EXPECT_EQ(run({"EXEC"}), "-ERR EXEC without MULTI\r\n");
+  EXPECT_EQ(run({"DISCARD"}), "-ERR DISCARD without MULTI\r\n");
+  EXPECT_EQ(run({"AUTH", "secret"}),
+            "-ERR AUTH <password> called without any password configured for the default user. "
+            "Are you sure your configuration is correct?\r\n");
+  EXPECT_EQ(run({"SLUICE.RELEASE", "l-0000000000000001"}), ":0\r\n");
 }
 
 }  // namespace

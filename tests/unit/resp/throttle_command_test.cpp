@@ -16,6 +16,7 @@ constexpr core::Nanos kMs = core::kNanosPerMilli;
 // An arbitrary steady-clock instant, far from 0.
 constexpr core::Nanos kStart = 1'000'000 * kSec;
 
+// The arguments parsed here, decided by the engine (its CL.THROTTLE table), replied here.
 class Throttle : public ::testing::Test {
  protected:
   ThrottleReply call(std::vector<std::string> argv, core::Nanos now) {
@@ -24,9 +25,10 @@ class Throttle : public ::testing::Test {
     for (const auto& a : argv) args.emplace_back(a);
     auto parsed = parse_throttle_args(args);
     EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error());
-    auto r = throttle(table_, *parsed, now);
-    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error());
-    return *r;
+    engine::Outcome out;
+    engine_.decide(*parsed, now, out);
+    EXPECT_NE(out.verdict, engine::Verdict::kInvalid) << out.error;
+    return to_throttle_reply(out.total);
   }
   std::string error(std::vector<std::string> argv) {
     std::vector<std::string_view> args;
@@ -34,11 +36,12 @@ class Throttle : public ::testing::Test {
     for (const auto& a : argv) args.emplace_back(a);
     auto parsed = parse_throttle_args(args);
     if (!parsed) return parsed.error();
-    auto r = throttle(table_, *parsed, kStart);
-    return r ? "" : r.error();
+    engine::Outcome out;
+    engine_.decide(*parsed, kStart, out);
+    return out.verdict == engine::Verdict::kInvalid ? out.error : "";
   }
 
-  ThrottleTable table_{core::Gcra::make(core::Rate{1, kSec}, 0), 1 << 20};
+  engine::Engine engine_{config::RuleSet{}, 0};
 };
 
 // redis-cell's it_rate_limits: max_burst 4 (limit 5), 1 per second.

@@ -17,6 +17,7 @@
 #include "sluice/backend/redis/query.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/decision.hpp"
+#include "sluice/metrics/registry.hpp"
 
 namespace sluice::backend::redis {
 
@@ -97,8 +98,8 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
 // config after start) is answered by each rule's failure policy, never by a silent default.
 Answer answer_without_store(const Query& query, core::Nanos now);
 
-// Prometheus text for the stores of every loop (summed): answers by source, script calls,
-// leasing takes, failures, the breaker, and the client's own counters.
-void write_store_metrics(std::string& out, const std::vector<const Store*>& stores);
+// One loop's store in the metrics registry (which sums the loops): answers by source, script
+// calls, leasing takes, failures, the breaker, and the client's own counters.
+void collect_store_metrics(metrics::Sink& sink, const Store& store);
 
 }  // namespace sluice::backend::redis

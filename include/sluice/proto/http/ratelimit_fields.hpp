@@ -1,5 +1,6 @@
 // Serialisation of the rate-limit response header fields: the IETF RateLimit-Policy and
-// RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured fields), Retry-After.
+// RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured fields), the legacy
+// X-RateLimit-* fields and Retry-After, written straight into a response head.
 #pragma once
 
 #include <cstdint>
@@ -11,26 +12,33 @@
 
 namespace sluice::proto::http {
 
-// One quota policy item: `"name";q=100;w=60` (w omitted when 0; qu when not "requests").
-struct QuotaPolicy {
+// One limit as the fields describe it (docs/configuration.md, "Response fields").
+struct LimitField {
   std::string_view name;
+  // Policy: q per w seconds (w 0: omitted); `burst` > 0 adds an item "<name>-burst";q=burst
+  // (the most that passes at once, for limits that refill continuously).
   std::int64_t quota = 0;
   std::int64_t window_seconds = 0;
-  std::string_view unit;  // "" = requests (the default); "concurrent-requests"
-};
-
-// One service limit item: `"name";r=5;t=30` (t omitted when negative).
-struct QuotaStatus {
-  std::string_view name;
+  std::int64_t burst = 0;
+  bool concurrent = false;  // qu="concurrent-requests"
+  // Status: r (at least 0) and t (omitted when negative).
   std::int64_t remaining = 0;
   std::int64_t reset_seconds = -1;
 };
 
-// An sf-string: quoted, with '"' and '\' escaped; other bytes outside 0x20-0x7e dropped.
-std::string sf_string(std::string_view s);
+struct FieldChoice {
+  bool ratelimit = true;  // RateLimit-Policy and RateLimit
+  bool legacy = false;    // X-RateLimit-Limit/Remaining/Reset of the tightest limit
+};
 
-std::string ratelimit_policy(std::span<const QuotaPolicy> items);
-std::string ratelimit(std::span<const QuotaStatus> items);
+// Appends "Name: value\r\n" lines: RateLimit-Policy and RateLimit (one or two policy items and
+// one status item per limit), the legacy fields from the limit with the least remaining, and
+// Retry-After when `retry_after` >= 0 (a denial whose retry time is known).
+void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
+                             FieldChoice choice, core::Nanos retry_after);
+
+// An sf-string: quoted, with '"' and '\' escaped; other bytes outside 0x20-0x7e dropped.
+void append_sf_string(std::string& out, std::string_view s);
 
 // Delay-seconds, rounded up, at least 1 (a client must not retry before the time).
 std::int64_t retry_after_seconds(core::Nanos wait);

@@ -1,0 +1,44 @@
+// What a frontend asks the engine, as views into the frontend's own buffers: an HTTP request
+// (the gateway), one key against a configured rule or an inline limit (the decision API,
+// SLUICE.CHECK), a CL.THROTTLE call. One entry point takes any of them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <variant>
+
+#include "sluice/core/time.hpp"
+#include "sluice/engine/request_view.hpp"
+
+namespace sluice::engine {
+
+// One key against a configured rule. A delay rule waits up to its max_wait; others decide at
+// once. A concurrency rule's permit is held until released (Outcome::lease).
+struct RuleAsk {
+  std::string_view rule;
+  std::string_view key;
+  std::int64_t cost = 1;
+};
+
+// One key against a limit given in the request ("gcra:rate=10/s,burst=5"); its table is made
+// at first use and shared by every later ask with the same canonical spec.
+struct InlineAsk {
+  std::string_view limit;
+  std::string_view key;
+  std::int64_t cost = 1;
+  core::Nanos max_wait = 0;
+};
+
+// redis-cell's CL.THROTTLE: GCRA with its parameters in every call, one state per key
+// whatever the parameters (as redis-cell keeps it). `quantity` 0 looks without taking.
+struct ThrottleAsk {
+  std::string_view key;
+  std::int64_t max_burst = 0;
+  std::int64_t count = 0;
+  std::int64_t period = 0;  // seconds
+  std::int64_t quantity = 1;
+};
+
+using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk>;
+
+}  // namespace sluice::engine

@@ -1,0 +1,68 @@
+// The engine as one event loop uses it: the entry point every frontend calls once per request,
+// with the loop's own Redis store (batching the loop's Redis decisions), its cached snapshot
+// and its timers. One per event loop; not thread-safe; the loop's thread only.
+#pragma once
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "sluice/engine/engine.hpp"
+
+namespace sluice::backend::redis {
+class Store;
+}
+
+namespace sluice::engine {
+
+class Loop {
+ public:
+  // Makes the loop's Redis store when the config names one (a url added later takes a
+  // restart). Registers the store's counters with `registry` when given.
+  Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry = nullptr);
+  ~Loop();
+  Loop(const Loop&) = delete;
+  Loop& operator=(const Loop&) = delete;
+
+  // The entry point. kDone: `out` is complete. kPending: co_await async_complete(out, ...)
+  // (or pass a callback) before reading it; `out` must live until then.
+  Progress decide(const Ask& ask, core::Nanos now, Outcome& out);
+
+  // Completes a pending outcome on this loop: its Redis limits are asked together with the
+  // loop's other pending ones; when Redis fails or is slow, each limit's failure policy
+  // answers within the store's timeout. Signature void().
+  template <class Token>
+  auto async_complete(Outcome& out, Token&& token) {
+    return boost::asio::async_initiate<Token, void()>(
+        [this, &out](auto handler) {
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          complete(out, [shared] { std::move (*shared)(); });
+        },
+        token);
+  }
+
+  // The request is done: permits held in Redis go back (local ones with out.reset()).
+  void release(Outcome& out);
+  // Gives back a permit handed out by the decision service, wherever it is held.
+  bool release_lease(std::string_view token);
+
+  Engine& engine() { return engine_; }
+  // The snapshot this loop decides with (refreshed when the engine's version moves).
+  const std::shared_ptr<const Snapshot>& snapshot();
+
+ private:
+  void complete(Outcome& out, std::function<void()> done);
+
+  Engine& engine_;
+  boost::asio::io_context& io_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::uint64_t version_ = 0;
+  std::unique_ptr<backend::redis::Store> store_;
+  metrics::Registry::Registration metrics_;
+};
+
+}  // namespace sluice::engine

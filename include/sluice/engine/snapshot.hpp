@@ -1,0 +1,78 @@
+// A compiled config: every limit made real (its table here or its form in Redis), every route
+// with its rules in order, the counters of each. The engine swaps whole snapshots on reload;
+// a request keeps the one it started with.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sluice/backend/redis/remote_limit.hpp"
+#include "sluice/config/rule_set.hpp"
+#include "sluice/engine/quota.hpp"
+#include "sluice/local/table_limit.hpp"
+
+namespace sluice::engine {
+
+// Counters of one rule on one route (the Prometheus labels rule= and route=). Each request a
+// rule takes part in is counted once, under one outcome.
+struct RuleCounters {
+  std::atomic<std::uint64_t> allowed{0};
+  std::atomic<std::uint64_t> denied{0};
+  std::atomic<std::uint64_t> delayed{0};  // allowed after a wait (also counted as allowed)
+  std::atomic<std::uint64_t> dry_run_denied{0};
+  std::atomic<std::uint64_t> missing_key{0};
+};
+
+// One limit made real: decided here (`table`) or in Redis (`remote`); neither for an RLS
+// limit that is `unlimited`.
+struct CompiledLimit {
+  std::string name;  // the rule's name, the RLS limit's, or an inline limit's canonical spec
+  spec::LimitSpec spec;
+  Quota quota;
+  std::optional<local::TableLimit> table;
+  std::shared_ptr<const backend::redis::RemoteLimit> remote;
+
+  bool in_redis() const { return remote != nullptr; }
+};
+
+struct CompiledRule {
+  config::Rule rule;
+  CompiledLimit limit;
+  std::shared_ptr<RuleCounters> check_counters;  // the decision service's use (route "-")
+
+  core::Nanos max_wait() const { return rule.action == config::Action::kDelay ? rule.max_wait : 0; }
+};
+
+struct RouteRule {
+  const CompiledRule* rule = nullptr;
+  std::shared_ptr<RuleCounters> counters;
+};
+
+struct CompiledRoute {
+  config::Route route;
+  const config::Upstream* upstream = nullptr;  // null when the route responds locally
+  std::vector<RouteRule> enforce;              // reject and delay rules, in route order
+  std::vector<RouteRule> dry_run;              // decided and counted, never enforced
+  bool any_in_redis = false;                   // an enforce rule is kept in Redis
+};
+
+struct Snapshot {
+  config::RuleSet rules;
+  std::vector<std::unique_ptr<CompiledRule>> compiled;
+  std::unordered_map<std::string_view, const CompiledRule*> by_name;
+  std::vector<std::unique_ptr<CompiledRoute>> routes;
+  std::uint64_t version = 0;
+
+  const CompiledRule* rule(std::string_view name) const {
+    const auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  }
+};
+
+}  // namespace sluice::engine

@@ -1,0 +1,73 @@
+// Rule keys from request parts (keys.hpp).
+#include "keys.hpp"
+
+namespace sluice::engine::detail {
+
+std::optional<std::string_view> part_value(const config::KeyPart& p, const RequestView& r,
+                                           std::string_view client, std::string_view route) {
+  using Kind = config::KeyPart::Kind;
+  std::optional<std::string_view> v;
+  switch (p.kind) {
+    case Kind::kClientIp:
+      v = client;
+      break;
+    case Kind::kHeader:
+      v = find_header(r, p.name);
+      break;
+    case Kind::kQuery:
+      v = query_param(r.query, p.name);
+      break;
+    case Kind::kCookie:
+      v = cookie(r, p.name);
+      break;
+    case Kind::kPath:
+      v = r.path;
+      break;
+    case Kind::kRoute:
+      v = route;
+      break;
+    case Kind::kConst:
+      return std::string_view(p.name);
+    case Kind::kMethod:
+      v = r.method;
+      break;
+    case Kind::kHost:
+      v = host_without_port(r.host);
+      break;
+  }
+  if (!v || v->empty()) return std::nullopt;
+  return v;
+}
+
+bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
+                      std::string_view client, std::string_view route, table::KeyHash& out) {
+  if (parts.size() == 1) {
+    const auto v = part_value(parts[0], r, client, route);
+    if (!v) return false;
+    out = table::hash_key(*v);
+    return true;
+  }
+  table::KeyHasher hasher;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto v = part_value(parts[i], r, client, route);
+    if (!v) return false;
+    if (i > 0) hasher.add("|");
+    hasher.add(*v);
+  }
+  out = hasher.finish();
+  return true;
+}
+
+bool request_key_text(std::span<const config::KeyPart> parts, const RequestView& r,
+                      std::string_view client, std::string_view route, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto v = part_value(parts[i], r, client, route);
+    if (!v) return false;
+    if (i > 0) out += '|';
+    out.append(*v);
+  }
+  return true;
+}
+
+}  // namespace sluice::engine::detail

@@ -1,0 +1,75 @@
+// Loop (loop.hpp): the engine's entry point on one event loop, its Redis store, and the
+// completion of outcomes that wait for Redis.
+#include "sluice/engine/loop.hpp"
+
+#include "internal.hpp"
+#include "lease_book.hpp"
+#include "sluice/backend/redis/store.hpp"
+#include "sluice/engine/store_options.hpp"
+
+namespace sluice::engine {
+
+Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry)
+    : engine_(engine), io_(io) {
+  snapshot();
+  if (auto options = store_options(snapshot_->rules)) {
+    store_ = std::make_unique<backend::redis::Store>(io_, *options);
+    if (registry != nullptr) {
+      metrics_ = registry->add(
+          [store = store_.get()](metrics::Sink& sink) { collect_store_metrics(sink, *store); });
+    }
+  }
+}
+
+Loop::~Loop() {
+  metrics_.reset();
+  store_.reset();
+}
+
+const std::shared_ptr<const Snapshot>& Loop::snapshot() {
+  const std::uint64_t v = engine_.version();
+  if (v != version_ || !snapshot_) {
+    snapshot_ = engine_.snapshot();
+    version_ = v;
+  }
+  return snapshot_;
+}
+
+Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
+  return engine_.start(snapshot(), ask, now, out);
+}
+
+void Loop::complete(Outcome& out, std::function<void()> done) {
+  detail::Remote& remote = *out.remote;
+  if (store_ == nullptr) {
+    // No store on this loop (a redis url added after start): each rule's failure policy.
+    // Never inside the initiating call: completions run from the loop, as Asio expects.
+    boost::asio::post(io_, [this, &out, done = std::move(done)] {
+      engine_.finish(out, backend::redis::answer_without_store(out.remote->query, out.remote->now));
+      done();
+    });
+    return;
+  }
+  store_->decide(remote.query, [this, &out, done = std::move(done)](backend::redis::Answer a) {
+    engine_.finish(out, std::move(a));
+    done();
+  });
+}
+
+void Loop::release(Outcome& out) {
+  if (!out.remote || store_ == nullptr) return;
+  for (const auto& lease : out.remote->leases) store_->release(lease);
+  out.remote->leases.clear();
+}
+
+bool Loop::release_lease(std::string_view token) {
+  detail::RemoteLeaseToken t;
+  if (!detail::parse_remote_lease_token(token, t)) return engine_.release_lease(token);
+  if (store_ == nullptr) return false;
+  const CompiledRule* rule = snapshot()->rule(t.rule);
+  if (rule == nullptr || !rule->limit.in_redis()) return false;
+  store_->release(backend::redis::RemoteLease{rule->limit.remote, std::move(t.key), t.id});
+  return true;
+}
+
+}  // namespace sluice::engine

@@ -1,0 +1,78 @@
+// The engine's counters in the registry (engine.hpp): each rule's outcomes on each route (and
+// in the decision service, route "-"), each local table's occupancy, CL.THROTTLE's table.
+#include "sluice/engine/engine.hpp"
+
+namespace sluice::engine {
+namespace {
+
+using metrics::Family;
+using metrics::Kind;
+
+constexpr Family kRequests{"sluice_rule_requests_total", Kind::kCounter,
+                           "Requests decided by a rule on a route, by outcome."};
+
+// Table occupancy, one row per figure: a table of rows rather than five copies of a loop.
+struct TableFigure {
+  Family family;
+  double (*get)(const table::TableStats&);
+};
+constexpr TableFigure kTableFigures[] = {
+    {{"sluice_limit_keys", Kind::kGauge, "Keys held in the rule's table."},
+     [](const table::TableStats& s) { return static_cast<double>(s.keys); }},
+    {{"sluice_limit_capacity", Kind::kGauge, "Slots in the rule's table."},
+     [](const table::TableStats& s) { return static_cast<double>(s.capacity); }},
+    {{"sluice_limit_memory_bytes", Kind::kGauge, "Memory budget mapped for the rule's table."},
+     [](const table::TableStats& s) { return static_cast<double>(s.memory_bytes); }},
+    {{"sluice_limit_evictions_total", Kind::kCounter,
+      "Live keys evicted to make room for new ones."},
+     [](const table::TableStats& s) { return static_cast<double>(s.evictions); }},
+    {{"sluice_limit_idle_drops_total", Kind::kCounter, "Idle keys dropped to make room."},
+     [](const table::TableStats& s) { return static_cast<double>(s.idle_drops); }},
+};
+
+constexpr Family kThrottleKeys{"sluice_resp_throttle_keys", Kind::kGauge, "CL.THROTTLE keys held."};
+constexpr Family kThrottleEvictions{"sluice_resp_throttle_evictions_total", Kind::kCounter,
+                                    "CL.THROTTLE keys evicted to make room for new ones."};
+
+void outcomes(metrics::Sink& sink, std::string_view route, std::string_view rule,
+              const RuleCounters& c) {
+  const std::pair<std::string_view, const std::atomic<std::uint64_t>*> rows[] = {
+      {"allowed", &c.allowed},
+      {"denied", &c.denied},
+      {"delayed", &c.delayed},
+      {"dry_run_denied", &c.dry_run_denied},
+      {"missing_key", &c.missing_key}};
+  for (const auto& [outcome, n] : rows) {
+    sink.add(kRequests, {{"route", route}, {"rule", rule}, {"outcome", outcome}},
+             static_cast<double>(n->load(std::memory_order_relaxed)));
+  }
+}
+
+}  // namespace
+
+metrics::Registry::Registration Engine::register_metrics(metrics::Registry& registry) {
+  return registry.add([this](metrics::Sink& sink) {
+    const auto snap = snapshot();
+    sink.declare(kRequests);
+    for (const auto& c : snap->compiled) outcomes(sink, "-", c->rule.name, *c->check_counters);
+    for (const auto& r : snap->routes) {
+      for (const auto* list : {&r->enforce, &r->dry_run}) {
+        for (const RouteRule& rr : *list) {
+          outcomes(sink, r->route.name, rr.rule->rule.name, *rr.counters);
+        }
+      }
+    }
+    for (const TableFigure& f : kTableFigures) {
+      sink.declare(f.family);
+      for (const auto& c : snap->compiled) {
+        if (!c->limit.table) continue;
+        sink.add(f.family, {{"rule", c->rule.name}}, f.get(local::stats_of(*c->limit.table)));
+      }
+    }
+    const table::TableStats t = throttle_->stats();
+    sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));
+    sink.add(kThrottleEvictions, {}, static_cast<double>(t.evictions));
+  });
+}
+
+}  // namespace sluice::engine
