@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "admin_router.hpp"
+#include "build_info_metric.hpp"
 #include "check_handlers.hpp"
 #include "config_store.hpp"
 #include "sluice/config/loader.hpp"
@@ -134,6 +135,7 @@ Reply AdminService::metrics(const AdminRequest&) {
   out.reserve(16u << 10);
   store_->engine().write_metrics(out);
   for (const auto& write : metrics_writers_) write(out);
+  write_build_info_metric(out);
 
   add_family(out, "sluice_config_reloads_total", "counter",
              "Config file reloads (SIGHUP or file change), by result.");
