@@ -7,7 +7,8 @@ namespace sluice::cli {
 
 inline constexpr const char* kTopFooter =
     "Run 'sluice SUBCOMMAND --help' for a subcommand's flags and an example.\n"
-    "Documentation: man sluice, docs/ in the source tree (algorithms, configuration, admin API).";
+    "Documentation: man sluice; /usr/share/doc/sluice or docs/ in the source tree (algorithms,\n"
+    "configuration, admin API, the C++ library, the systemd service).";
 
 inline constexpr const char* kReplayExample =
     "Example:\n"
