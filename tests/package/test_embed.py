@@ -5,26 +5,16 @@ itself, and the daemon's files land under the prefix."""
 import os
 import re
 import shutil
-import subprocess
+import sys
 
 import pytest
 
-BUILD = os.environ.get("SLUICE_BUILD_DIR", "build/release")
-SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from package_support import BUILD, SOURCE, project_version, run  # noqa: E402
+
 EXAMPLE = os.path.join(SOURCE, "examples", "embed")
 PUBLIC_HEADERS = ["decision.hpp", "keyed_limiter.hpp", "limit.hpp", "limiter.hpp", "sluice.hpp",
                   "version.hpp"]
-
-
-def run(*cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}"
-    return p.stdout
-
-
-def project_version():
-    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
-        return re.search(r"project\(sluice VERSION (\S+)", f.read()).group(1)
 
 
 def expected_output():
