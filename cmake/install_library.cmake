@@ -38,8 +38,10 @@ set_target_properties(sluice_lib PROPERTIES
 target_include_directories(sluice_lib INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_compile_features(sluice_lib INTERFACE cxx_std_17)
-# xxHash hashes the keyed tables' keys. Installed, a static libsluice names it Sluice::xxhash,
-# which SluiceConfig.cmake finds on the consumer's machine (no build path is baked in).
+# The outside libraries the bundled objects call: xxHash, the keyed tables' key hash (local's
+# absl::InlinedVector is header-only as used; the install-and-embed test fails to link if that
+# changes). Installed, a static libsluice names xxHash Sluice::xxhash, which SluiceConfig.cmake
+# finds on the consumer's machine (no build path is baked in).
 target_link_libraries(sluice_lib PRIVATE Threads::Threads $<BUILD_INTERFACE:${XXHASH_LIBRARY}>
                       $<INSTALL_INTERFACE:Sluice::xxhash>)
 
