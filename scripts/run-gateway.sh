@@ -26,18 +26,21 @@ for var in PORT ADMIN_PORT UPSTREAM_PORT; do
     fail "$var=$value is not a port (1-65535)"
   fi
 done
-if [[ $PORT == "$ADMIN_PORT" || $PORT == "$UPSTREAM_PORT" || $ADMIN_PORT == "$UPSTREAM_PORT" ]]; then
+if [[ $PORT == "$ADMIN_PORT" || $PORT == "$UPSTREAM_PORT" ||
+      $ADMIN_PORT == "$UPSTREAM_PORT" ]]; then
   fail "PORT, ADMIN_PORT and UPSTREAM_PORT must differ"
 fi
 for var in PORT ADMIN_PORT UPSTREAM_PORT; do
   if busy "${!var}"; then
-    fail "port ${!var} on 127.0.0.1 is in use; stop what holds it, or choose another: make run $var=..."
+    fail "port ${!var} on 127.0.0.1 is in use; stop what holds it, or choose another:" \
+      "make run $var=..."
   fi
 done
 
 # The example's upstream servers (one, on loopback), moved to UPSTREAM_PORT in a copy.
 SERVERS='servers: \[127\.0\.0\.1:[0-9]+\]'
-grep -qE "$SERVERS" "$CONFIG" || fail "$CONFIG has no 'servers: [127.0.0.1:PORT]' line for the demo upstream"
+grep -qE "$SERVERS" "$CONFIG" ||
+  fail "$CONFIG has no 'servers: [127.0.0.1:PORT]' line for the demo upstream"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-run.XXXXXX")
 RUN_CONFIG=$WORK/$(basename "$CONFIG")
 sed -E "s/$SERVERS/servers: [127.0.0.1:$UPSTREAM_PORT]/" "$CONFIG" >"$RUN_CONFIG"

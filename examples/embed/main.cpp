@@ -3,10 +3,9 @@
 //   g++ -std=c++17 main.cpp $(pkg-config --cflags --libs sluice) -o embed
 // It runs on a virtual clock, so it prints the same lines on every run (tests/package checks
 // them); a real program leaves `now` out and the limiters read the steady clock.
-#include <sluice/sluice.hpp>
-
 #include <chrono>
 #include <cstdio>
+#include <sluice/sluice.hpp>
 #include <string>
 
 using namespace std::chrono_literals;
@@ -33,7 +32,8 @@ void token_bucket() {
 void guava() {
   sluice::Limiter limiter(sluice::Limit::smooth_bursty(sluice::Rate::per_second(2)), at(0s));
   std::printf("smooth-bursty: waits");
-  for (int i = 0; i < 3; ++i) std::printf(" %lld", ms(*limiter.reserve(1, sluice::kForever, at(0s))));
+  for (int i = 0; i < 3; ++i)
+    std::printf(" %lld", ms(*limiter.reserve(1, sluice::kForever, at(0s))));
   std::printf(" ms\n");
 }
 

@@ -24,8 +24,8 @@ namespace sluice {
 //
 // Thread-safe, and scales with threads: there is no global lock; threads meet only on the
 // same key. Errors: LimitError from the constructors (a bad spec; sliding-log, whose per-key
-// log has no fixed size; a budget below one bucket of 8 keys, 128 or 192 bytes); std::invalid_argument for a cost
-// below 1. Not copyable; movable.
+// log has no fixed size; a budget below one bucket of 8 keys, 128 or 192 bytes);
+// std::invalid_argument for a cost below 1. Not copyable; movable.
 class KeyedLimiter {
  public:
   KeyedLimiter(const Limit& limit, std::size_t memory_bytes);
@@ -39,8 +39,8 @@ class KeyedLimiter {
   bool try_acquire(std::string_view key, std::int64_t cost, Time now = Clock::now());
   std::optional<Duration> reserve(std::string_view key, std::int64_t cost = 1,
                                   Duration max_wait = kForever, Time now = Clock::now());
-  Decision decide(std::string_view key, std::int64_t cost = 1,
-                  Duration max_wait = Duration::zero(), Time now = Clock::now());
+  Decision decide(std::string_view key, std::int64_t cost = 1, Duration max_wait = Duration::zero(),
+                  Time now = Clock::now());
 
   struct Stats {
     std::size_t keys = 0;          // keys held now

@@ -26,7 +26,8 @@ Decision to_public(const core::Decision& d) {
   out.wait = out.allowed ? Duration(d.delay) : Duration::zero();
   out.remaining = d.remaining;
   if (!out.allowed) {
-    out.retry_after = d.overflow || d.retry_after == core::kNever ? kNever : Duration(d.retry_after);
+    out.retry_after =
+        d.overflow || d.retry_after == core::kNever ? kNever : Duration(d.retry_after);
   }
   out.reset_after = Duration(d.reset_after);
   out.limit = d.limit;

@@ -66,8 +66,7 @@ std::optional<Duration> KeyedLimiter::reserve(std::string_view key, std::int64_t
 Decision KeyedLimiter::decide(std::string_view key, std::int64_t cost, Duration max_wait,
                               Time now) {
   api::check_cost(cost);
-  return api::to_public(
-      impl_->decide(key, api::to_nanos(now), cost, api::to_max_wait(max_wait)));
+  return api::to_public(impl_->decide(key, api::to_nanos(now), cost, api::to_max_wait(max_wait)));
 }
 
 KeyedLimiter::Stats KeyedLimiter::stats() const {

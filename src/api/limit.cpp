@@ -44,7 +44,6 @@ std::optional<Limit> Limit::parse(std::string_view spec, std::string* error) {
   return Limit(std::make_shared<const Impl>(Impl{std::move(parsed).value()}));
 }
 
-
 Limit Limit::token_bucket(Rate rate, std::int64_t burst) {
   return Limit("token-bucket:rate=" + rate_text(rate) + ",burst=" + std::to_string(burst));
 }
@@ -55,37 +54,34 @@ Limit Limit::gcra(Rate rate, std::int64_t burst) {
 
 Limit Limit::leaky_bucket(Rate rate, std::int64_t burst, std::int64_t delay) {
   return Limit("leaky-bucket:rate=" + rate_text(rate) + ",burst=" + std::to_string(burst) +
-                    ",delay=" + std::to_string(delay));
+               ",delay=" + std::to_string(delay));
 }
 
 Limit Limit::leaky_bucket_nodelay(Rate rate, std::int64_t burst) {
   return Limit("leaky-bucket:rate=" + rate_text(rate) + ",burst=" + std::to_string(burst) +
-                    ",nodelay=1");
+               ",nodelay=1");
 }
 
 Limit Limit::fixed_window(std::int64_t limit, Duration window) {
-  return Limit("fixed-window:limit=" + std::to_string(limit) +
-                    ",window=" + duration_text(window));
+  return Limit("fixed-window:limit=" + std::to_string(limit) + ",window=" + duration_text(window));
 }
 
 Limit Limit::sliding_window(std::int64_t limit, Duration window) {
   return Limit("sliding-window:limit=" + std::to_string(limit) +
-                    ",window=" + duration_text(window));
+               ",window=" + duration_text(window));
 }
 
 Limit Limit::sliding_log(std::int64_t limit, Duration window) {
-  return Limit("sliding-log:limit=" + std::to_string(limit) +
-                    ",window=" + duration_text(window));
+  return Limit("sliding-log:limit=" + std::to_string(limit) + ",window=" + duration_text(window));
 }
 
 Limit Limit::smooth_bursty(Rate rate, Duration max_burst) {
-  return Limit("smooth-bursty:rate=" + rate_text(rate) +
-                    ",max-burst=" + duration_text(max_burst));
+  return Limit("smooth-bursty:rate=" + rate_text(rate) + ",max-burst=" + duration_text(max_burst));
 }
 
 Limit Limit::smooth_warmup(Rate rate, Duration warmup, double cold_factor) {
   return Limit("smooth-warmup:rate=" + rate_text(rate) + ",warmup=" + duration_text(warmup) +
-                    ",cold-factor=" + decimal_text(cold_factor));
+               ",cold-factor=" + decimal_text(cold_factor));
 }
 
 Limit Limit::queue(Rate rate, Duration max_wait) {

@@ -74,10 +74,9 @@ template <class... A>
 struct Algorithms {};
 
 // Every algorithm but concurrency, whose decisions are leases that need a release.
-using Supported =
-    Algorithms<core::TokenBucket, core::Gcra, core::LeakyBucket, core::FixedWindow,
-               core::SlidingLog, core::SlidingWindow, core::SmoothBursty, core::SmoothWarmup,
-               core::UniformQueue>;
+using Supported = Algorithms<core::TokenBucket, core::Gcra, core::LeakyBucket, core::FixedWindow,
+                             core::SlidingLog, core::SlidingWindow, core::SmoothBursty,
+                             core::SmoothWarmup, core::UniformQueue>;
 
 template <class... A>
 std::unique_ptr<Limiter::Impl> make_impl(const Limit& limit, const spec::AlgorithmParams& params,

@@ -12,7 +12,8 @@ inline constexpr const char* kTopFooter =
 
 inline constexpr const char* kReplayExample =
     "Example:\n"
-    "  printf '0,alice\\n0,alice\\n0,alice\\n' | sluice replay --limit token-bucket:rate=10/s,burst=2\n"
+    "  printf '0,alice\\n0,alice\\n0,alice\\n' | sluice replay --limit "
+    "token-bucket:rate=10/s,burst=2\n"
     "  0,alice,1,1,0,1,0\n"
     "  0,alice,1,1,0,0,0\n"
     "  0,alice,1,0,0,0,100000\n"

@@ -163,7 +163,8 @@ def unit_settings(root):
 
 def test_the_unit_runs_the_packaged_binary_hardened_as_its_own_user(root):
     settings = unit_settings(root)
-    for wanted in ["Type=notify", "ExecStart=/usr/bin/sluice serve --config /etc/sluice/sluice.yaml",
+    for wanted in ["Type=notify",
+                   "ExecStart=/usr/bin/sluice serve --config /etc/sluice/sluice.yaml",
                    "ExecReload=/bin/kill -HUP $MAINPID", "User=sluice", "NoNewPrivileges=yes",
                    "ProtectSystem=strict", "PrivateTmp=yes", "CapabilityBoundingSet=",
                    "AmbientCapabilities="]:
