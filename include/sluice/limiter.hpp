@@ -23,7 +23,8 @@ namespace sluice {
 //
 // Errors: LimitError from the constructors (a bad spec, or an algorithm a single limiter
 // cannot be: `concurrency` counts leases, which need a release). std::invalid_argument for a
-// cost below 1 (a caller bug). Deciding never throws otherwise and never allocates.
+// cost below 1 (a caller bug). Deciding never throws otherwise, and allocates only for
+// sliding-log, which records each admitted request.
 //
 // Not copyable (a copy would be a second limiter with a budget of its own); movable. A
 // moved-from Limiter may only be destroyed or assigned to.
