@@ -1,18 +1,29 @@
-# Thin wrapper over CMake presets: `make`, `make test`, `make run`, `make bench`.
+# Thin wrapper over CMake presets: `make`, `make test`, `make run`, `make bench` (`make help`
+# lists every target). Up to date, `make run` is quick: no apt, no configure, a no-op ninja.
 PRESET ?= release
 JOBS ?= $(shell nproc)
 WERROR ?= $(if $(SLUICE_WERROR),$(SLUICE_WERROR),OFF)
 BUILD := build/$(PRESET)
+PREFIX ?= /usr/local
+# make run: the gateway, admin and demo upstream ports on 127.0.0.1.
+PORT ?= 8080
+ADMIN_PORT ?= 9090
+UPSTREAM_PORT ?= 8081
 
-.PHONY: all deps configure build test test-asan run demo-replay bench bench-gateway bench-decision clean
+.PHONY: all help deps configure build test test-asan run demo-replay bench bench-gateway bench-decision package install clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+# Once per build tree (and again when WERROR changes): afterwards ninja re-runs CMake by itself
+# whenever a CMakeLists.txt changes.
 configure: deps
-	@cmake --preset $(PRESET) -DSLUICE_WERROR=$(WERROR) >/dev/null
+	@if [ ! -f $(BUILD)/build.ninja ] || \
+	    ! grep -qx 'SLUICE_WERROR:BOOL=$(WERROR)' $(BUILD)/CMakeCache.txt; then \
+	  cmake --preset $(PRESET) -DSLUICE_WERROR=$(WERROR) >/dev/null; \
+	fi
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -23,9 +34,11 @@ test: build
 test-asan:
 	@$(MAKE) test PRESET=asan
 
-# The main job: sluice as a gateway in front of a demo upstream (Ctrl-C stops both).
+# The main job: sluice as a gateway in front of a demo upstream (Ctrl-C stops both), the access
+# log on the terminal. PORT=, ADMIN_PORT=, UPSTREAM_PORT= move it off 8080, 9090, 8081.
 run: build
-	@bash scripts/run-gateway.sh $(BUILD)/sluice examples/gateway.yaml
+	@PORT=$(PORT) ADMIN_PORT=$(ADMIN_PORT) UPSTREAM_PORT=$(UPSTREAM_PORT) \
+	  bash scripts/run-gateway.sh $(BUILD)/sluice examples/gateway.yaml
 
 # Offline: a burst replayed through a token bucket and an nginx-style leaky bucket.
 demo-replay: build
@@ -51,6 +64,29 @@ bench-check: build
 .PHONY: bench-redis
 bench-redis: build
 	@/usr/bin/python3 bench/redis/run.py --build $(BUILD)
+
+# The Debian packages (docs/packaging.md): $(BUILD)/sluice_<version>_amd64.deb and
+# $(BUILD)/libsluice-dev_<version>_amd64.deb.
+package: build
+	@cd $(BUILD) && cpack -G DEB
+
+# Everything under PREFIX (default /usr/local): the binary, man page, completion, config and unit,
+# and libsluice with its headers, CMake package and sluice.pc.
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+help:
+	@echo "make [all]         install missing Debian packages, build $(BUILD)/sluice"
+	@echo "make test          build, then every test (unit, CLI, golden, integration, package)"
+	@echo "make test-asan     the same under AddressSanitizer and UBSan (PRESET=asan)"
+	@echo "make run           sluice serve (examples/gateway.yaml) before a demo upstream"
+	@echo "                   (PORT=8080 ADMIN_PORT=9090 UPSTREAM_PORT=8081)"
+	@echo "make demo-replay   a burst replayed through a token bucket and a leaky bucket"
+	@echo "make bench         core and table benchmarks beside their peers"
+	@echo "make bench-gateway bench-decision bench-check bench-redis: the server benchmarks"
+	@echo "make package       the Debian packages (cpack)"
+	@echo "make install       cmake --install to PREFIX=$(PREFIX)"
+	@echo "make clean         remove build/"
 
 clean:
 	rm -rf build

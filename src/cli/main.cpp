@@ -5,13 +5,21 @@
 #include <string>
 
 #include "check_config_command.hpp"
+#include "help_examples.hpp"
 #include "replay_command.hpp"
 #include "serve_command.hpp"
+#include "sluice/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Sluice: rate limits and concurrency limits for services and API gateways",
                "sluice"};
-  app.require_subcommand(1);
+  // A bare `sluice` prints the help and exits 0 (as cargo and kubectl do): it asked for nothing
+  // else. At most one subcommand per run.
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version",
+                       "sluice " + std::string(sluice::version()) + " (commit " +
+                           std::string(sluice::git_commit()) + ")",
+                       "Print the version and the git commit it was built from, then exit");
 
   sluice::cli::ReplayOptions replay;
   auto* replay_cmd = app.add_subcommand(
@@ -25,6 +33,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--zone", replay.zone,
                          "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
                          "unbounded)");
+  replay_cmd->footer(sluice::cli::kReplayExample);
 
   std::string config_file;
   auto* check_cmd =
@@ -32,6 +41,7 @@ int main(int argc, char** argv) {
                          "Validate a config file without serving: exit 0, or 2 with every error as "
                          "FILE:LINE: problem");
   check_cmd->add_option("FILE", config_file, "the YAML config (docs/configuration.md)")->required();
+  check_cmd->footer(sluice::cli::kCheckConfigExample);
 
   sluice::cli::ServeOptions serve;
   auto* serve_cmd = app.add_subcommand(
@@ -46,17 +56,22 @@ int main(int argc, char** argv) {
   serve_cmd->add_option(
       "--rls-config", serve.rls_config,
       "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
+  serve_cmd->footer(sluice::cli::kServeExample);
 
   std::string demo_listen;
   auto* demo_cmd = app.add_subcommand(
       "demo-upstream", "A tiny HTTP server answering 200 \"hello from upstream\" on every path");
   demo_cmd->add_option("--listen", demo_listen, "address, e.g. 127.0.0.1:8081")->required();
+  demo_cmd->footer(sluice::cli::kDemoUpstreamExample);
+  app.footer(sluice::cli::kTopFooter);  // after the subcommands: CLI11 copies it into new ones
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = app.get_subcommands().empty()
@@ -70,5 +85,6 @@ int main(int argc, char** argv) {
   if (check_cmd->parsed()) return sluice::cli::run_check_config(config_file, stdout, stderr);
   if (serve_cmd->parsed()) return sluice::cli::run_serve(serve, stderr);
   if (demo_cmd->parsed()) return sluice::cli::run_demo_upstream(demo_listen, stderr);
-  return 2;
+  std::fputs(app.help().c_str(), stdout);
+  return 0;
 }

@@ -20,6 +20,7 @@
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
+#include "sluice/notify/service_notify.hpp"
 #include "sluice/server/admin_server.hpp"
 #include "sluice/server/demo_upstream.hpp"
 #include "sluice/server/gateway.hpp"
@@ -189,6 +190,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   std::fprintf(err, "sluice serve: admin listening on %s\n",
                config::format_endpoint(admin.local_endpoint()).c_str());
   std::fflush(err);
+  notify::ready();
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer drain_timer(io);
@@ -196,6 +198,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     if (ec) return;
     std::fprintf(err, "sluice serve: shutting down\n");
     std::fflush(err);
+    notify::stopping();
     if (gateway) gateway->shutdown();
     drain(drain_timer, gateway.get(), std::chrono::steady_clock::now() + kDrainTime, [&] {
       if (gateway) gateway->stop();

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "admin_router.hpp"
+#include "build_info_metric.hpp"
 #include "check_handlers.hpp"
 #include "config_store.hpp"
 #include "sluice/config/loader.hpp"
@@ -124,6 +125,7 @@ AdminService::AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry
 }
 
 void AdminService::collect(metrics::Sink& sink) const {
+  collect_build_info(sink);
   sink.add(kReloads, {{"result", "ok"}}, static_cast<double>(store_->reloads_ok()));
   sink.add(kReloads, {{"result", "error"}}, static_cast<double>(store_->reloads_error()));
   sink.add(kVersion, {}, static_cast<double>(store_->engine().snapshot()->version));

@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include "config_store.hpp"
+#include "sluice/notify/service_notify.hpp"
 
 namespace sluice::server {
 
@@ -37,7 +38,10 @@ void ConfigWatcher::stop() {
 void ConfigWatcher::wait_signal() {
   hangup_.async_wait([self = shared_from_this()](const boost::system::error_code& ec, int) {
     if (ec || self->stopped_) return;
-    self->store_->reload();
+    {
+      const notify::Reloading reloading;  // systemctl reload waits for this to end
+      self->store_->reload();
+    }
     self->wait_signal();
   });
 }

@@ -6,12 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <latch>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "sluice/core/concurrency_limiter.hpp"
+#include "support/threads.hpp"
 
 namespace sluice::core {
 namespace {
@@ -116,25 +115,19 @@ TEST(ConcurrencyLimiter, ThreadsRacingForLeasesNeverExceedTheLimit) {
   std::atomic<std::int64_t> inside{0};
   std::atomic<std::int64_t> most{0};
   std::atomic<std::int64_t> granted{0};
-  std::latch go(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      go.arrive_and_wait();
-      for (int i = 0; i < kAttempts; ++i) {
-        const std::int64_t cost = 1 + (i + t) % 2;
-        auto lease = limiter.try_acquire(cost);
-        if (!lease) continue;
-        granted.fetch_add(1, std::memory_order_relaxed);
-        const std::int64_t now_inside = inside.fetch_add(cost) + cost;
-        std::int64_t seen = most.load();
-        while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
-        }
-        inside.fetch_sub(cost);
+  test::on_threads(kThreads, [&](int t) {
+    for (int i = 0; i < kAttempts; ++i) {
+      const std::int64_t cost = 1 + (i + t) % 2;
+      auto lease = limiter.try_acquire(cost);
+      if (!lease) continue;
+      granted.fetch_add(1, std::memory_order_relaxed);
+      const std::int64_t now_inside = inside.fetch_add(cost) + cost;
+      std::int64_t seen = most.load();
+      while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
       }
-    });
-  }
-  for (auto& th : threads) th.join();
+      inside.fetch_sub(cost);
+    }
+  });
   EXPECT_LE(most.load(), kLimit);
   EXPECT_GT(granted.load(), 0);
   EXPECT_EQ(limiter.in_flight(), 0);

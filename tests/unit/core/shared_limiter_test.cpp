@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <latch>
-#include <thread>
-#include <vector>
 
 #include "sluice/core/gcra.hpp"
 #include "support/limiter.hpp"
+#include "support/threads.hpp"
 
 namespace sluice::core {
 namespace {
@@ -42,19 +40,13 @@ TEST(SharedLimiter, RacingThreadsNeverAdmitMoreThanTheLimitPlusTheRate) {
   const Gcra::Params p = Gcra::make(Rate{1, us(10)}, 99);
   SharedLimiter<Gcra> shared(p, 0);
   std::atomic<std::int64_t> admitted{0};
-  std::latch go(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&] {
-      go.arrive_and_wait();
-      std::int64_t mine = 0;
-      for (std::int64_t step = 0; step < kSteps; ++step) {
-        mine += shared.decide(us(step)).allowed ? 1 : 0;
-      }
-      admitted.fetch_add(mine);
-    });
-  }
-  for (auto& th : threads) th.join();
+  test::on_threads(kThreads, [&](int) {
+    std::int64_t mine = 0;
+    for (std::int64_t step = 0; step < kSteps; ++step) {
+      mine += shared.decide(us(step)).allowed ? 1 : 0;
+    }
+    admitted.fetch_add(mine);
+  });
   const std::int64_t bound = (kSteps - 1) / 10 + 100;  // T = 199999us: 19999 + 100
   EXPECT_LE(admitted.load(), bound);
   // Demand is four times the supply, so the limiter is kept busy: most slots are used.

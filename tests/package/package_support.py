@@ -1,0 +1,20 @@
+"""What both shipping tests share: the source and build trees, a command runner that fails
+the test with the command's output, and the project's version as CMakeLists.txt declares it."""
+import os
+import re
+import subprocess
+
+SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BUILD = os.environ.get("SLUICE_BUILD_DIR", os.path.join(SOURCE, "build", "release"))
+
+
+def run(*cmd, **kw):
+    """Runs a command to success and returns its stdout."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    assert p.returncode == 0, f"{' '.join(map(str, cmd))}\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+def project_version():
+    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
+        return re.search(r"project\(sluice VERSION (\S+)", f.read()).group(1)
