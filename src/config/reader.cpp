@@ -13,6 +13,7 @@
 #include <map>
 
 #include "internal.hpp"
+#include "section.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/byte_size.hpp"
 #include "sluice/core/time.hpp"
@@ -22,17 +23,23 @@ namespace sluice::config {
 
 using internal::check_all;
 using internal::check_rule;
+using internal::describe;
+using internal::Entry;
 using internal::Errors;
+using internal::Item;
+using internal::join;
 using internal::kActions;
 using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
 using internal::kOnMissingKey;
 using internal::kStorages;
+using internal::line_of;
 using internal::Named;
 using internal::Origin;
 using internal::Origins;
 using internal::quoted;
+using internal::Section;
 using internal::shown_field;
 
 namespace {
@@ -54,13 +61,6 @@ constexpr KeyKind kKeyKinds[] = {
     {"method", KeyPart::Kind::kMethod, ""},      {"host", KeyPart::Kind::kHost, ""},
     {"const", KeyPart::Kind::kConst, "VALUE"},
 };
-
-template <class Row, class Show, std::size_t N>
-std::string join(const Row (&rows)[N], Show show) {
-  std::string out;
-  for (const auto& r : rows) out += (out.empty() ? "" : ", ") + std::string(show(r));
-  return out;
-}
 
 std::string usage_of(const KeyKind& k) {
   return std::string(k.name) + (k.argument.empty() ? "" : ":" + std::string(k.argument));
@@ -149,282 +149,6 @@ core::Expected<KeyPart> parse_key_part(std::string_view text) {
   }
   return KeyPart{row->kind, argument};
 }
-
-int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
-int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
-
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      return quoted(node.Scalar());
-    default:
-      return "nothing";
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading YAML: a mapping field by field.
-
-// A list item with where it was written.
-struct Item {
-  std::string text;
-  std::string path;  // "servers.1"
-  int line = 0;
-};
-
-// One named entry of a mapping of entries (`rules:`, `upstreams:`).
-struct Entry {
-  std::string name;
-  int line = 0;
-  YAML::Node node;
-};
-
-// A YAML mapping read field by field. Unknown and repeated fields are reported on construction.
-// Each accessor returns nullopt for an absent field and, after reporting it (at its line,
-// marking it bad in the origin), for a malformed one. A null value of a collection reads as
-// empty; of a scalar it is an error.
-class Section {
- public:
-  Section(const YAML::Node& node, std::string prefix, std::string path, Errors& errors,
-          Origin& origin, std::initializer_list<std::string_view> accepted)
-      : prefix_(std::move(prefix)), path_(std::move(path)), errors_(errors), origin_(origin) {
-    std::string names;
-    for (auto f : accepted) names += (names.empty() ? "" : ", ") + std::string(f);
-    if (node.IsNull()) return;
-    if (!node.IsMap()) {
-      errors_.add(line_of(node), prefix_ + (path_.empty() ? "" : "field " + quoted(path_) + ": ") +
-                                     "expected a mapping of fields (" + names + "), got " +
-                                     describe(node));
-      for (auto f : accepted) origin_.mark_bad(full(f));
-      return;
-    }
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      const int line = line_of(it->first.Mark());
-      if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
-        errors_.add(line,
-                    prefix_ + "unknown field " + quoted(full(key)) + " (accepted: " + names + ")");
-        continue;
-      }
-      if (auto seen = fields_.find(key); seen != fields_.end()) {
-        errors_.add(line, prefix_ + "field " + quoted(full(key)) + " given twice (first at line " +
-                              std::to_string(seen->second.line) + ")");
-        continue;
-      }
-      fields_.emplace(key, Field{it->second, line});
-      origin_.fields[full(key)] = line;
-    }
-  }
-
-  bool has(std::string_view f) const { return fields_.contains(f); }
-
-  // Reports `problem` about field `f` (a path below this section, "servers.1") at `line`.
-  void fail(std::string_view f, int line, const std::string& problem) {
-    const std::string path = full(f);
-    errors_.add(line, prefix_ + "field " + shown_field(path) + ": " + problem);
-    origin_.mark_bad(path);
-  }
-  void fail(std::string_view f, const std::string& problem) { fail(f, line(f), problem); }
-
-  std::optional<std::string> text(std::string_view f) {
-    auto node = find(f);
-    if (!node) return std::nullopt;
-    if (!node->IsScalar()) {
-      fail(f, node->IsNull() ? "has no value" : "expected text, got " + describe(*node));
-      return std::nullopt;
-    }
-    return node->Scalar();
-  }
-
-  // A whole number in [min, max].
-  std::optional<std::int64_t> number(std::string_view f, std::int64_t min, std::int64_t max) {
-    auto t = text(f);
-    if (!t) return std::nullopt;
-    auto n = core::parse_count(*t, full(f));
-    if (!n) {
-      fail(f, "expected a whole number, got " + quoted(*t));
-      return std::nullopt;
-    }
-    if (*n < min || *n > max) {
-      fail(f, std::to_string(*n) + " is out of range (accepted: " + std::to_string(min) + " to " +
-                  std::to_string(max) + ")");
-      return std::nullopt;
-    }
-    return *n;
-  }
-
-  std::optional<bool> flag(std::string_view f) {
-    auto t = text(f);
-    if (!t) return std::nullopt;
-    if (*t == "true" || *t == "True" || *t == "TRUE") return true;
-    if (*t == "false" || *t == "False" || *t == "FALSE") return false;
-    fail(f, "expected true or false, got " + quoted(*t));
-    return std::nullopt;
-  }
-
-  // A positive duration ("250ms").
-  std::optional<Nanos> duration(std::string_view f) {
-    return parsed<Nanos>(f, [](const std::string& t) -> core::Expected<Nanos> {
-      auto d = core::parse_duration(t);
-      if (d && *d <= 0) return core::make_error("must be longer than 0");
-      return d;
-    });
-  }
-
-  std::optional<Endpoint> endpoint(std::string_view f) {
-    return parsed<Endpoint>(f, parse_endpoint);
-  }
-
-  // Text, then `parse` of it; reports the parser's error.
-  template <class T, class Parse>
-  std::optional<T> parsed(std::string_view f, Parse parse) {
-    auto t = text(f);
-    if (!t) return std::nullopt;
-    auto v = parse(*t);
-    if (!v) {
-      fail(f, v.error());
-      return std::nullopt;
-    }
-    return *v;
-  }
-
-  template <class E, std::size_t N>
-  std::optional<E> choice(std::string_view f, const Named<E> (&table)[N]) {
-    auto t = text(f);
-    if (!t) return std::nullopt;
-    for (const auto& n : table) {
-      if (n.name == *t) return n.value;
-    }
-    fail(f, "unknown value " + quoted(*t) +
-                " (accepted: " + join(table, [](const Named<E>& n) { return n.name; }) + ")");
-    return std::nullopt;
-  }
-
-  // A list of texts; with `one_ok`, a single text is a list of one.
-  std::optional<std::vector<Item>> list(std::string_view f, bool one_ok = false) {
-    auto node = find(f);
-    if (!node) return std::nullopt;
-    std::vector<Item> items;
-    if (node->IsNull()) return items;
-    const std::string path = full(f);
-    if (node->IsScalar() && one_ok) {
-      items.push_back({node->Scalar(), path, line(f)});
-      return items;
-    }
-    if (!node->IsSequence()) {
-      fail(f, "expected a list (e.g. [a, b]), got " + describe(*node));
-      return std::nullopt;
-    }
-    bool ok = true;
-    for (std::size_t i = 0; i < node->size(); ++i) {
-      const YAML::Node item = (*node)[i];
-      const std::string item_path = std::string(f) + "." + std::to_string(i);
-      origin_.fields[full(item_path)] = line_of(item);
-      if (!item.IsScalar()) {
-        fail(item_path, line_of(item),
-             "item " + std::to_string(i + 1) + " is " + describe(item) + ", expected text");
-        ok = false;
-        continue;
-      }
-      items.push_back({item.Scalar(), item_path, line_of(item)});
-    }
-    if (!ok) return std::nullopt;
-    return items;
-  }
-
-  // A list of texts, each read by `parse` (returning core::Expected<T>); an item that fails is
-  // reported at its line and left out.
-  template <class T, class Parse>
-  std::vector<T> parsed_list(std::string_view f, Parse parse, bool one_ok = false) {
-    std::vector<T> out;
-    auto items = list(f, one_ok);
-    if (!items) return out;
-    for (const auto& item : *items) {
-      auto v = parse(item.text);
-      if (v) {
-        out.push_back(*v);
-      } else {
-        fail(item.path, item.line, v.error());
-      }
-    }
-    return out;
-  }
-
-  // A nested mapping; null reads as an empty one.
-  std::optional<Section> section(std::string_view f,
-                                 std::initializer_list<std::string_view> accepted) {
-    auto node = find(f);
-    if (!node) return std::nullopt;
-    if (!node->IsNull() && !node->IsMap()) {
-      fail(f, "expected a mapping of fields, got " + describe(*node));
-      return std::nullopt;
-    }
-    return Section(*node, prefix_, full(f), errors_, origin_, accepted);
-  }
-
-  // A mapping of named entries; repeated names are reported (the first one counts).
-  std::vector<Entry> entries(std::string_view f, std::string_view what) {
-    std::vector<Entry> out;
-    auto node = find(f);
-    if (!node || node->IsNull()) return out;
-    if (!node->IsMap()) {
-      fail(f, "expected a mapping of " + std::string(what) + "s by name, got " + describe(*node));
-      return out;
-    }
-    for (auto it = node->begin(); it != node->end(); ++it) {
-      Entry e{it->first.Scalar(), line_of(it->first.Mark()), it->second};
-      auto first =
-          std::find_if(out.begin(), out.end(), [&](const Entry& o) { return o.name == e.name; });
-      if (first != out.end()) {
-        errors_.add(e.line, "duplicate " + std::string(what) + " name " + quoted(e.name) +
-                                " (first at line " + std::to_string(first->line) + ")");
-        continue;
-      }
-      out.push_back(std::move(e));
-    }
-    return out;
-  }
-
-  // The items of a list of mappings (`routes:`).
-  std::vector<YAML::Node> sequence(std::string_view f) {
-    std::vector<YAML::Node> out;
-    auto node = find(f);
-    if (!node || node->IsNull()) return out;
-    if (!node->IsSequence()) {
-      fail(f, "expected a list, got " + describe(*node));
-      return out;
-    }
-    for (const auto& item : *node) out.push_back(item);
-    return out;
-  }
-
-  int line(std::string_view f) const { return origin_.at(full(f)); }
-
- private:
-  struct Field {
-    YAML::Node node;
-    int line;
-  };
-
-  std::optional<YAML::Node> find(std::string_view f) const {
-    auto it = fields_.find(f);
-    if (it == fields_.end()) return std::nullopt;
-    return it->second.node;
-  }
-  std::string full(std::string_view f) const {
-    return path_.empty() ? std::string(f) : path_ + "." + std::string(f);
-  }
-
-  std::string prefix_;
-  std::string path_;
-  Errors& errors_;
-  Origin& origin_;
-  std::map<std::string, Field, std::less<>> fields_;
-};
 
 // A share of a rate, in (0, 1] ("0.25").
 core::Expected<double> parse_share(const std::string& t) {
