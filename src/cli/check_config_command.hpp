@@ -1,12 +1,14 @@
-// `sluice check-config FILE`: validates a config without serving it (DESIGN.md). Exit 0 with
-// "FILE: ok" on stdout, or 2 with every error as "FILE:LINE: problem" on stderr.
+// `sluice check-config FILE...`: validates configs without serving them (DESIGN.md): main
+// configs (with the RLS files they name) and envoyproxy/ratelimit RLS files. Exit 0 with
+// "FILE: ok" on stdout for each, or 2 with every error as "FILE:LINE: problem" on stderr.
 #pragma once
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace sluice::cli {
 
-int run_check_config(const std::string& path, std::FILE* out, std::FILE* err);
+int run_check_config(const std::vector<std::string>& paths, std::FILE* out, std::FILE* err);
 
 }  // namespace sluice::cli

@@ -35,12 +35,16 @@ int main(int argc, char** argv) {
                          "unbounded)");
   replay_cmd->footer(sluice::cli::kReplayExample);
 
-  std::string config_file;
+  std::vector<std::string> config_files;
   auto* check_cmd =
       app.add_subcommand("check-config",
-                         "Validate a config file without serving: exit 0, or 2 with every error as "
+                         "Validate config files without serving: exit 0, or 2 with every error as "
                          "FILE:LINE: problem");
-  check_cmd->add_option("FILE", config_file, "the YAML config (docs/configuration.md)")->required();
+  check_cmd
+      ->add_option("FILE", config_files,
+                   "a YAML config (docs/configuration.md) or an envoyproxy/ratelimit RLS file "
+                   "(docs/envoy-rls.md); several may be given")
+      ->required();
   check_cmd->footer(sluice::cli::kCheckConfigExample);
 
   sluice::cli::ServeOptions serve;
@@ -82,7 +86,7 @@ int main(int argc, char** argv) {
   }
 
   if (replay_cmd->parsed()) return sluice::cli::run_replay(replay, stdin, stdout, stderr);
-  if (check_cmd->parsed()) return sluice::cli::run_check_config(config_file, stdout, stderr);
+  if (check_cmd->parsed()) return sluice::cli::run_check_config(config_files, stdout, stderr);
   if (serve_cmd->parsed()) return sluice::cli::run_serve(serve, stderr);
   if (demo_cmd->parsed()) return sluice::cli::run_demo_upstream(demo_listen, stderr);
   std::fputs(app.help().c_str(), stdout);

@@ -67,8 +67,11 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
 
   config::RuleSet rules;
-  if (!options.config.empty()) {
-    config::Loaded loaded = config::load_config_file(options.config);
+  if (!options.config.empty() || !options.rls_config.empty()) {
+    // The config, and the RLS domains of --rls-config files beside its own (reloaded with it).
+    config::Loaded loaded = options.config.empty()
+                                ? config::load_rls_files(options.rls_config)
+                                : config::load_config_file(options.config, options.rls_config);
     if (!loaded.errors.empty()) {
       for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
       return 2;
@@ -146,36 +149,27 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     if (!grpc_listen) return 2;
   }
   std::unique_ptr<server::RlsServer> rls;  // stops (and joins gRPC's threads) when destroyed
-  metrics::Registry::Registration rls_metrics;
   if (!grpc_listen && !options.rls_config.empty()) {
     std::fprintf(err, "sluice serve: --rls-config needs --grpc ADDR (the RLS listener)\n");
     return 2;
   }
   if (grpc_listen) {
-    server::RlsLoaded rls_loaded = server::load_rls_config_files(options.rls_config);
-    if (!rls_loaded.errors.empty()) {
-      for (const auto& e : rls_loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
-      return 2;
-    }
     try {
-      rls = std::make_unique<server::RlsServer>(config::format_endpoint(*grpc_listen),
-                                                std::move(*rls_loaded.config));
+      rls = std::make_unique<server::RlsServer>(config::format_endpoint(*grpc_listen), *engine,
+                                                &registry);
       rls->start();
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(err, "sluice serve: rls: %s\n", e.what());
-      return 2;
     } catch (const std::exception& e) {
       std::fprintf(err, "sluice serve: grpc: %s\n", e.what());
       return 1;
     }
-    rls_metrics = registry.add([r = rls.get()](metrics::Sink& sink) { r->collect_metrics(sink); });
     grpc_listen->port = static_cast<std::uint16_t>(rls->port());
     std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
                  config::format_endpoint(*grpc_listen).c_str());
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
-  server::AdminServer admin(io, *engine, admin_listen, options.config, registry);
+  server::AdminServer admin(io, *engine, admin_listen, options.config, registry,
+                            options.rls_config);
   try {
     admin.start();
   } catch (const std::exception& e) {

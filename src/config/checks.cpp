@@ -152,6 +152,36 @@ void check_resp(const RuleSet& rs, const Origins& o, Errors& errors) {
   }
 }
 
+void check_rls(const RuleSet& rs, const Origins& o, Errors& errors) {
+  if (!rs.rls) return;
+  const RlsSettings& r = *rs.rls;
+  if (r.storage == Storage::kRedis && o.top.ok("rls.storage") &&
+      (!rs.redis || rs.redis->url.empty())) {
+    errors.add(o.top.at("rls.storage"),
+               "field 'rls.storage': RLS limits kept in Redis, but no store is configured: add "
+               "redis: {url: redis://127.0.0.1:6379}");
+  }
+  if (r.storage != Storage::kRedis) {
+    for (std::string_view f : {"rls.on_failure", "rls.local_share", "rls.lease", "rls.lease_ttl"}) {
+      if (o.top.written(f)) {
+        errors.add(o.top.at(f), "field " + quoted(f) +
+                                    ": applies only to storage: redis (RLS limits kept in Redis)");
+      }
+    }
+  }
+  // Domains from the admin API or the config's own list: one of each name (the loader checks
+  // domains from files, naming their files).
+  for (std::size_t i = 0; i < r.domains.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (r.domains[i].name == r.domains[j].name && r.domains[i].file.empty() &&
+          r.domains[j].file.empty()) {
+        errors.add(r.domains[i].line > 0 ? r.domains[i].line : o.top.at("rls.domains"),
+                   "domain " + quoted(r.domains[i].name) + " defined twice");
+      }
+    }
+  }
+}
+
 void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
   for (std::size_t i = 0; i < rs.rules.size(); ++i) {
     const Rule& r = rs.rules[i];
@@ -339,6 +369,7 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
   for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
   check_redis(rs, o, errors);
   check_resp(rs, o, errors);
+  check_rls(rs, o, errors);
 }
 
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {

@@ -64,6 +64,7 @@ class Errors {
  public:
   void add(int line, std::string message) { list_.push_back({"", line, std::move(message)}); }
   bool empty() const { return list_.empty(); }
+  std::size_t size() const { return list_.size(); }
   std::vector<ConfigError> located(const std::string& file) && {
     std::stable_sort(list_.begin(), list_.end(),
                      [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });

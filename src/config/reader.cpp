@@ -13,6 +13,7 @@
 #include <map>
 
 #include "internal.hpp"
+#include "rls_internal.hpp"
 #include "section.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/byte_size.hpp"
@@ -38,7 +39,10 @@ using internal::line_of;
 using internal::Named;
 using internal::Origin;
 using internal::Origins;
+using internal::parse_share;
 using internal::quoted;
+using internal::read_redis_options;
+using internal::RedisOptionFields;
 using internal::Section;
 using internal::shown_field;
 
@@ -148,34 +152,6 @@ core::Expected<KeyPart> parse_key_part(std::string_view text) {
                             " is not a valid name (no spaces, quotes or separators)");
   }
   return KeyPart{row->kind, argument};
-}
-
-// A share of a rate, in (0, 1] ("0.25").
-core::Expected<double> parse_share(const std::string& t) {
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !(v > 0 && v <= 1)) {
-    return core::make_error("expected a share of the rate between 0 and 1 (e.g. 0.25), got " +
-                            quoted(t));
-  }
-  return v;
-}
-
-// The Redis options a rule may set, and the `redis:` section's defaults for them.
-struct RedisOptionFields {
-  std::optional<FailurePolicy> on_failure;
-  std::optional<double> local_share;
-  std::optional<std::int64_t> lease;
-  std::optional<Nanos> lease_ttl;
-};
-constexpr std::int64_t kMaxLease = 1'000'000;
-RedisOptionFields read_redis_options(Section& s) {
-  RedisOptionFields o;
-  o.on_failure = s.choice("on_failure", kFailurePolicies);
-  o.local_share = s.parsed<double>("local_share", parse_share);
-  o.lease = s.number("lease", 0, kMaxLease);
-  o.lease_ttl = s.duration("lease_ttl");
-  return o;
 }
 
 Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors& errors,
@@ -393,7 +369,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   Section s(
       root, "", "", errors, origins.top,
       {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers", "http",
-       "access_log", "write_back", "redis", "resp", "grpc", "upstreams", "routes", "rules"});
+       "access_log", "write_back", "redis", "resp", "grpc", "rls", "upstreams", "routes", "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
@@ -437,6 +413,7 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   }
 
   rs.resp = read_resp(s);
+  rs.rls = internal::read_rls(s, errors);
   if (auto g = s.section("grpc", {"listen"})) {
     GrpcSettings grpc;
     grpc.line = s.line("grpc");
@@ -559,7 +536,66 @@ core::Expected<Cidr> parse_cidr(std::string_view text) {
   return c;
 }
 
-Loaded load_config_text(std::string_view yaml, const std::string& file_name) {
+namespace {
+
+// The text of a file, or the error that names it.
+std::optional<ConfigError> read_file(const std::string& path, std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  int error = f == nullptr ? errno : 0;
+  if (f != nullptr) {
+    char buf[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    if (std::ferror(f)) error = errno;
+    std::fclose(f);
+  }
+  if (error == 0) return std::nullopt;
+  return ConfigError{path, 0, std::string("cannot read: ") + std::strerror(error)};
+}
+
+// A file the config names, relative to the config's own folder.
+std::string beside(const std::string& config_file, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  const auto slash = config_file.rfind('/');
+  return slash == std::string::npos ? path : config_file.substr(0, slash + 1) + path;
+}
+
+// The domains of the RLS files (the config's `rls.files`, then `extra`) into `rules`, each error
+// at its own file and line; a domain defined twice anywhere is refused.
+void read_rls_files(RuleSet& rules, const std::string& config_file,
+                    const std::vector<std::string>& extra, std::vector<ConfigError>& errors) {
+  std::vector<std::string> paths;
+  if (rules.rls) {
+    for (const auto& f : rules.rls->files) paths.push_back(beside(config_file, f));
+  }
+  paths.insert(paths.end(), extra.begin(), extra.end());
+  if (paths.empty()) return;
+  if (!rules.rls) rules.rls.emplace();
+  for (const auto& path : paths) {
+    std::string text;
+    if (auto e = read_file(path, text)) {
+      errors.push_back(*e);
+      continue;
+    }
+    RlsLoaded loaded = load_rls_text(text, path);
+    errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
+    for (auto& d : loaded.domains) rules.rls->domains.push_back(std::move(d));
+  }
+  std::map<std::string, const RlsDomain*, std::less<>> first;
+  for (const auto& d : rules.rls->domains) {
+    auto [it, fresh] = first.emplace(d.name, &d);
+    if (fresh) continue;
+    const std::string where = it->second->file.empty() ? config_file : it->second->file;
+    errors.push_back({d.file.empty() ? config_file : d.file, d.line,
+                      "domain " + quoted(d.name) + " defined twice (first at " + where + ":" +
+                          std::to_string(it->second->line) + ")"});
+  }
+}
+
+}  // namespace
+
+Loaded load_config_text(std::string_view yaml, const std::string& file_name,
+                        const std::vector<std::string>& rls_files) {
   Errors errors;
   RuleSet rs;
   try {
@@ -585,27 +621,64 @@ Loaded load_config_text(std::string_view yaml, const std::string& file_name) {
     errors.add(line_of(e.mark), "YAML syntax: " + e.msg);
   }
   Loaded out;
-  if (errors.empty()) out.rules = std::move(rs);
   out.errors = std::move(errors).located(file_name);
+  read_rls_files(rs, file_name, rls_files, out.errors);
+  if (out.errors.empty()) out.rules = std::move(rs);
   return out;
 }
 
-Loaded load_config_file(const std::string& path) {
+Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files) {
   std::string text;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  int error = f == nullptr ? errno : 0;
-  if (f != nullptr) {
-    char buf[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    if (std::ferror(f)) error = errno;
-    std::fclose(f);
+  if (auto e = read_file(path, text)) return Loaded{std::nullopt, {*e}};
+  return load_config_text(text, path, rls_files);
+}
+
+Loaded load_any_file(const std::string& path) {
+  std::string text;
+  if (auto e = read_file(path, text)) return Loaded{std::nullopt, {*e}};
+  bool rls = false;
+  try {
+    const YAML::Node doc = YAML::Load(text);
+    rls = doc.IsMap() && doc["domain"];
+  } catch (const YAML::Exception&) {
+    // not YAML: the main config's reader says where and why
   }
-  if (error != 0) {
-    return Loaded{std::nullopt,
-                  {ConfigError{path, 0, std::string("cannot read: ") + std::strerror(error)}}};
+  return rls ? load_rls_files({path}) : load_config_text(text, path);
+}
+
+Loaded load_rls_files(const std::vector<std::string>& paths) {
+  Loaded out;
+  RuleSet rs;
+  read_rls_files(rs, "", paths, out.errors);
+  if (out.errors.empty()) out.rules = std::move(rs);
+  return out;
+}
+
+RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name) {
+  Errors errors;
+  RlsLoaded out;
+  try {
+    for (const YAML::Node& doc : YAML::LoadAll(std::string(yaml))) {
+      if (auto d = internal::read_rls_domain(doc, errors)) {
+        d->file = file_name;
+        out.domains.push_back(std::move(*d));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    errors.add(line_of(e.mark), "YAML syntax: " + e.msg);
   }
-  return load_config_text(text, path);
+  for (std::size_t i = 0; i < out.domains.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (out.domains[i].name != out.domains[j].name) continue;
+      errors.add(out.domains[i].line, "domain " + quoted(out.domains[i].name) +
+                                          " defined twice (first at " + file_name + ":" +
+                                          std::to_string(out.domains[j].line) + ")");
+      break;
+    }
+  }
+  out.errors = std::move(errors).located(file_name);
+  if (!out.errors.empty()) out.domains.clear();
+  return out;
 }
 
 core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json) {

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -28,10 +29,10 @@ std::string join(const Row (&rows)[N], Show show) {
   return out;
 }
 
-int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
-int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
+inline int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
+inline int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
 
-std::string describe(const YAML::Node& node) {
+inline std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Sequence:
       return "a list";
@@ -300,5 +301,36 @@ class Section {
   Origin& origin_;
   std::map<std::string, Field, std::less<>> fields_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Field readers the main config and the RLS section share.
+
+// A share of a rate, in (0, 1] ("0.25").
+inline core::Expected<double> parse_share(const std::string& t) {
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v > 0 && v <= 1)) {
+    return core::make_error("expected a share of the rate between 0 and 1 (e.g. 0.25), got " +
+                            quoted(t));
+  }
+  return v;
+}
+
+// The Redis options a rule may set, and the `redis:` section's defaults for them.
+struct RedisOptionFields {
+  std::optional<FailurePolicy> on_failure;
+  std::optional<double> local_share;
+  std::optional<std::int64_t> lease;
+  std::optional<Nanos> lease_ttl;
+};
+constexpr std::int64_t kMaxLease = 1'000'000;
+inline RedisOptionFields read_redis_options(Section& s) {
+  RedisOptionFields o;
+  o.on_failure = s.choice("on_failure", kFailurePolicies);
+  o.local_share = s.parsed<double>("local_share", parse_share);
+  o.lease = s.number("lease", 0, kMaxLease);
+  o.lease_ttl = s.duration("lease_ttl");
+  return o;
+}
 
 }  // namespace sluice::config::internal

@@ -90,6 +90,56 @@ std::vector<std::pair<const char*, std::string>> rule_redis_fields(const Rule& r
   return out;
 }
 
+void emit_descriptors(YAML::Emitter& out, const std::vector<RlsDescriptor>& descriptors) {
+  out << YAML::BeginSeq;
+  for (const RlsDescriptor& d : descriptors) {
+    out << YAML::BeginMap << YAML::Key << "key" << YAML::Value << d.key;
+    if (!d.value.empty()) out << YAML::Key << "value" << YAML::Value << d.value;
+    if (d.rate_limit) {
+      const RlsRateLimit& r = *d.rate_limit;
+      out << YAML::Key << "rate_limit" << YAML::Value << YAML::BeginMap;
+      if (r.unlimited) {
+        out << YAML::Key << "unlimited" << YAML::Value << true;
+      } else {
+        out << YAML::Key << "unit" << YAML::Value << std::string(unit_name(r.unit));
+        out << YAML::Key << "requests_per_unit" << YAML::Value << r.requests_per_unit;
+        if (!r.algorithm.empty()) out << YAML::Key << "algorithm" << YAML::Value << r.algorithm;
+      }
+      if (!r.name.empty()) out << YAML::Key << "name" << YAML::Value << r.name;
+      out << YAML::EndMap;
+    }
+    if (d.shadow_mode) out << YAML::Key << "shadow_mode" << YAML::Value << true;
+    if (!d.descriptors.empty()) {
+      out << YAML::Key << "descriptors" << YAML::Value;
+      emit_descriptors(out, d.descriptors);
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+// The `rls:` section: its settings, the files it names and its own domains (not those the
+// files hold, which stay in their files).
+void emit_rls(YAML::Emitter& out, const RlsSettings& rls) {
+  out << YAML::Key << "rls" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "storage" << YAML::Value << std::string(name_of(kStorages, rls.storage));
+  for (const auto& [field, value] :
+       redis_fields(rls.on_failure, rls.local_share, rls.lease, rls.lease_ttl)) {
+    out << YAML::Key << field << YAML::Value << value;
+  }
+  out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rls.memory);
+  if (!rls.files.empty()) emit_list(out, "files", rls.files);
+  out << YAML::Key << "domains" << YAML::Value << YAML::BeginSeq;
+  for (const RlsDomain& d : rls.domains) {
+    if (!d.file.empty()) continue;
+    out << YAML::BeginMap << YAML::Key << "domain" << YAML::Value << d.name;
+    out << YAML::Key << "descriptors" << YAML::Value;
+    emit_descriptors(out, d.descriptors);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+}
+
 void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "limit" << YAML::Value << r.limit_text;
@@ -211,6 +261,7 @@ std::string to_yaml(const RuleSet& rs) {
     }
     out << YAML::EndMap;
   }
+  if (rs.rls) emit_rls(out, *rs.rls);
   if (rs.grpc) {
     out << YAML::Key << "grpc" << YAML::Value << YAML::BeginMap;
     if (rs.grpc->listen) {

@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "internal.hpp"
+#include "rls_tree.hpp"
 
 namespace sluice::engine::detail {
 namespace {
@@ -92,6 +93,102 @@ std::unique_ptr<CompiledRule> compile_rule(const config::Rule& rule, const Snaps
   return c;
 }
 
+// A limit reached only through fixed values has exactly one key: one page holds its bucket.
+constexpr std::size_t kOneKeyBudget = 4096;
+
+backend::redis::RemoteLimitOptions rls_remote_options(const config::RuleSet& rules) {
+  const config::RlsSettings& rls = *rules.rls;
+  const config::RedisRuleOptions d =
+      rules.redis ? rules.redis->defaults : config::RedisRuleOptions{};
+  backend::redis::RemoteLimitOptions o;
+  o.on_failure = backend_policy(rls.on_failure.value_or(d.on_failure));
+  o.local_share = rls.local_share.value_or(d.local_share);
+  o.lease = rls.lease.value_or(d.lease);
+  o.lease_ttl = rls.lease_ttl.value_or(d.lease_ttl);
+  return o;
+}
+
+// The limit of one configured rate_limit: the old snapshot's when nothing about it changed,
+// its table retuned when only the numbers did, else new.
+core::Expected<std::unique_ptr<CompiledLimit>> rls_limit(
+    const config::RuleSet& rules, const config::RlsDescriptor& d, const std::string& path,
+    bool fixed, const RlsDomains* old, const config::RuleSet* old_rules, core::Nanos now) {
+  auto limit = std::make_unique<CompiledLimit>();
+  limit->name = path;
+  limit->rls = CompiledLimit::Rls{*d.rate_limit, d.shadow_mode};
+  if (d.rate_limit->unlimited) return limit;
+  auto spec = config::rls_limit_spec(*d.rate_limit);
+  if (!spec) return core::make_error(spec.error());
+  limit->spec = *spec;
+  limit->quota = quota_of(*spec);
+  const bool redis = rules.rls->storage == config::Storage::kRedis;
+  const CompiledLimit* previous = nullptr;
+  if (old != nullptr) {
+    if (auto it = old->limits.find(path); it != old->limits.end()) previous = it->second.get();
+  }
+  if (redis) {
+    const backend::redis::RemoteLimitOptions options = rls_remote_options(rules);
+    if (previous != nullptr && previous->remote && previous->spec.canonical == spec->canonical) {
+      const auto& was = previous->remote->options();
+      if (was.on_failure == options.on_failure && was.local_share == options.local_share &&
+          was.lease == options.lease && was.lease_ttl == options.lease_ttl) {
+        limit->remote = previous->remote;  // its local fallback keeps its state
+        return limit;
+      }
+    }
+    auto remote = backend::redis::RemoteLimit::make("rls", *spec, options);
+    if (!remote) return core::make_error(remote.error());
+    limit->remote = *remote;
+    return limit;
+  }
+  const std::size_t budget = fixed ? kOneKeyBudget : rules.rls->memory;
+  const std::size_t old_budget =
+      old_rules != nullptr && old_rules->rls ? (fixed ? kOneKeyBudget : old_rules->rls->memory) : 0;
+  if (previous != nullptr && previous->table && budget == old_budget &&
+      previous->spec.params.index() == spec->params.index()) {
+    limit->table = *previous->table;
+    if (previous->spec.canonical != spec->canonical) {
+      std::visit(
+          [&](auto& table) {
+            using Params = typename std::decay_t<decltype(*table)>::Params;
+            table->retune(std::get<Params>(spec->params), now);
+          },
+          limit->table->table);
+      limit->table->spec = *spec;
+    }
+    return limit;
+  }
+  auto table = local::make_table_limit(*spec, budget);
+  if (!table) return core::make_error(table.error());
+  limit->table = *table;
+  return limit;
+}
+
+core::Expected<std::shared_ptr<const RlsDomains>> compile_rls(const config::RuleSet& rules,
+                                                              const Snapshot* old,
+                                                              core::Nanos now) {
+  if (!rules.rls || rules.rls->domains.empty()) return std::shared_ptr<const RlsDomains>();
+  auto out = std::make_shared<RlsDomains>();
+  out->redis = rules.rls->storage == config::Storage::kRedis;
+  const RlsDomains* old_rls = old != nullptr ? old->rls.get() : nullptr;
+  const config::RuleSet* old_rules = old != nullptr ? &old->rules : nullptr;
+  for (const config::RlsDomain& domain : rules.rls->domains) {
+    const MakeLimit make = [&](const config::RlsDescriptor& d, const std::string& path,
+                               bool fixed) -> core::Expected<const CompiledLimit*> {
+      auto limit = rls_limit(rules, d, path, fixed, old_rls, old_rules, now);
+      if (!limit) return core::make_error(limit.error());
+      return out->limits.insert_or_assign(path, std::move(limit).value()).first->second.get();
+    };
+    auto tree = RlsTree::build(domain, make);
+    if (!tree) {
+      return core::make_error((domain.file.empty() ? std::string() : domain.file + ": ") +
+                              "domain '" + domain.name + "': " + tree.error());
+    }
+    out->domains.insert_or_assign(domain.name, std::move(tree).value());
+  }
+  return std::shared_ptr<const RlsDomains>(std::move(out));
+}
+
 }  // namespace
 
 core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const Snapshot* old,
@@ -140,6 +237,9 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
     }
     snap->routes.push_back(std::move(c));
   }
+  auto rls = compile_rls(snap->rules, old, now);
+  if (!rls) return core::make_error(rls.error());
+  snap->rls = std::move(rls).value();
   return snap;
 }
 

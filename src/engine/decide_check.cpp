@@ -25,9 +25,10 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     remote->kind = kind;
     remote->local = out.applied.back().decision;
     remote->now = now;
-    remote->applied.push_back(0);
-    remote->query.items.push_back(remote_item(limit, std::string(key), max_wait));
-    remote->query.cost = cost;
+    RemotePart& part = remote->one();
+    part.applied.push_back(0);
+    part.query.items.push_back(remote_item(limit, std::string(key), max_wait));
+    part.query.cost = cost;
     out.remote = std::move(remote);
     return Progress::kPending;
   }

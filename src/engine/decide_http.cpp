@@ -132,8 +132,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
       remote->local = out.total;
       remote->now = now;
     }
-    remote->applied.push_back(out.applied.size());
-    remote->query.items.push_back(
+    remote->one().applied.push_back(out.applied.size());
+    remote->one().query.items.push_back(
         remote_item(rule.limit, std::move(keys[i].text), rule.max_wait()));
     out.applied.push_back(a);
   }

@@ -17,6 +17,14 @@ namespace detail {
 
 void RemoteDeleter::operator()(Remote* r) const { delete r; }
 
+std::vector<backend::redis::Answer> answer_without_store(const Remote& remote) {
+  std::vector<backend::redis::Answer> answers;
+  for (const RemotePart& part : remote.parts) {
+    answers.push_back(backend::redis::answer_without_store(part.query, remote.now));
+  }
+  return answers;
+}
+
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,
                                       core::Nanos max_wait) {
   return backend::redis::QueryItem{limit.remote, std::move(key), max_wait};
@@ -122,24 +130,33 @@ Progress Engine::start(std::shared_ptr<const Snapshot> snap, const Ask& ask, cor
                             detail::AskKind::kInline, out);
           detail::conclude_check(out, now, *leases_);
           return Progress::kDone;
-        } else {
+        } else if constexpr (std::is_same_v<A, ThrottleAsk>) {
           return start_throttle(s, a, now, out);
+        } else {
+          return start_rls(s, a, now, out);
         }
       },
       ask);
 }
 
-void Engine::finish(Outcome& out, backend::redis::Answer answer) {
+void Engine::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
   detail::Remote& remote = *out.remote;
   const core::Nanos now = remote.now;
-  for (std::size_t k = 0; k < remote.applied.size() && k < answer.each.size(); ++k) {
-    out.applied[remote.applied[k]].decision = answer.each[k];
-  }
   local::AllMustPass total;
   total.add(remote.local);
-  total.add(answer.combined);
+  for (std::size_t p = 0; p < remote.parts.size() && p < answers.size(); ++p) {
+    const detail::RemotePart& part = remote.parts[p];
+    backend::redis::Answer& answer = answers[p];
+    for (std::size_t k = 0; k < part.applied.size() && k < answer.each.size(); ++k) {
+      out.applied[part.applied[k]].decision = answer.each[k];
+    }
+    if (part.enforced) total.add(answer.combined);
+    for (auto& lease : answer.leases) remote.leases.push_back(std::move(lease));
+  }
+  for (const auto& [copy, original] : remote.copies) {
+    out.applied[copy].decision = out.applied[original].decision;
+  }
   out.total = total.result();
-  remote.leases = std::move(answer.leases);
   switch (remote.kind) {
     case detail::AskKind::kHttp:
       detail::conclude_http(out);
@@ -147,6 +164,9 @@ void Engine::finish(Outcome& out, backend::redis::Answer answer) {
     case detail::AskKind::kRule:
     case detail::AskKind::kInline:
       detail::conclude_check(out, now, *leases_);
+      break;
+    case detail::AskKind::kRls:
+      detail::conclude_rls(out);
       break;
     case detail::AskKind::kThrottle:
       out.verdict = out.total.allowed ? Verdict::kAllow : Verdict::kDeny;
@@ -161,7 +181,7 @@ void Engine::finish(Outcome& out, backend::redis::Answer answer) {
 
 void Engine::decide(const Ask& ask, core::Nanos now, Outcome& out) {
   if (start(snapshot(), ask, now, out) == Progress::kDone) return;
-  finish(out, backend::redis::answer_without_store(out.remote->query, now));
+  finish(out, detail::answer_without_store(*out.remote));
 }
 
 const CompiledLimit* Engine::inline_limit(std::string_view text, std::size_t memory, Outcome& out) {

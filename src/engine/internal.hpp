@@ -22,17 +22,35 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
                                                   core::Nanos now);
 
 // Which decider concludes an outcome once Redis has answered.
-enum class AskKind { kHttp, kRule, kInline, kThrottle };
+enum class AskKind { kHttp, kRule, kInline, kThrottle, kRls };
+
+// One query to Redis, all or none: what is asked, and the `applied` index of each item.
+struct RemotePart {
+  backend::redis::Query query;
+  std::vector<std::size_t> applied;
+  bool enforced = true;  // false: a shadow-mode RLS limit, decided alone, never refusing
+};
 
 // The part of an outcome kept in Redis.
 struct Remote {
   AskKind kind = AskKind::kHttp;
-  backend::redis::Query query;       // what is asked (sent by the loop's store)
-  std::vector<std::size_t> applied;  // the `applied` index of each query item
-  core::Decision local;              // the local limits' combined decision
-  core::Nanos now = 0;               // when it was asked (for a failure policy's answer)
+  std::vector<RemotePart> parts;  // sent together by the loop's store
+  core::Decision local;           // the local limits' combined decision
+  core::Nanos now = 0;            // when it was asked (for a failure policy's answer)
+  // RLS: an `applied` entry that is another's descriptor again (same limit, same key) takes
+  // that one's decision: (copy, original).
+  std::vector<std::pair<std::size_t, std::size_t>> copies;
   std::vector<backend::redis::RemoteLease> leases;  // concurrency permits held in Redis
+
+  // One part, for the asks whose Redis limits are decided together.
+  RemotePart& one() {
+    if (parts.empty()) parts.emplace_back();
+    return parts.front();
+  }
 };
+
+// Every part answered by the failure policies (no store to ask).
+std::vector<backend::redis::Answer> answer_without_store(const Remote& remote);
 
 class LeaseBook;
 
@@ -47,6 +65,9 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
                    AskKind kind, Outcome& out);
 // Counts, and keeps a concurrency permit for the caller in `book` (or as a Redis token).
 void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book);
+
+// An RLS outcome: OVER_LIMIT (kDeny) when an enforced descriptor is over its limit.
+void conclude_rls(Outcome& out);
 
 backend::redis::FailurePolicy backend_policy(config::FailurePolicy p);
 

@@ -45,15 +45,27 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
     // No store on this loop (a redis url added after start): each rule's failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
     boost::asio::post(io_, [this, &out, done = std::move(done)] {
-      engine_.finish(out, backend::redis::answer_without_store(out.remote->query, out.remote->now));
+      engine_.finish(out, detail::answer_without_store(*out.remote));
       done();
     });
     return;
   }
-  store_->decide(remote.query, [this, &out, done = std::move(done)](backend::redis::Answer a) {
-    engine_.finish(out, std::move(a));
-    done();
-  });
+  // The parts go out in this loop turn together; the outcome is finished with the last answer.
+  struct Gather {
+    std::vector<backend::redis::Answer> answers;
+    std::size_t left;
+    std::function<void()> done;
+  };
+  auto g = std::make_shared<Gather>(Gather{std::vector<backend::redis::Answer>(remote.parts.size()),
+                                           remote.parts.size(), std::move(done)});
+  for (std::size_t p = 0; p < remote.parts.size(); ++p) {
+    store_->decide(remote.parts[p].query, [this, &out, g, p](backend::redis::Answer a) {
+      g->answers[p] = std::move(a);
+      if (--g->left > 0) return;
+      engine_.finish(out, std::move(g->answers));
+      g->done();
+    });
+  }
 }
 
 void Loop::release(Outcome& out) {

@@ -24,8 +24,23 @@ struct Loaded {
   std::vector<ConfigError> errors;  // every error found, in line order
 };
 
-Loaded load_config_file(const std::string& path);
-Loaded load_config_text(std::string_view yaml, const std::string& file_name);
+// `rls_files`: envoyproxy/ratelimit files beyond those the config's `rls.files` names (serve
+// --rls-config); their domains join the config's, each error at its own file and line.
+Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files = {});
+Loaded load_config_text(std::string_view yaml, const std::string& file_name,
+                        const std::vector<std::string>& rls_files = {});
+// A config of nothing but the RLS domains of these files (serve --grpc without --config).
+Loaded load_rls_files(const std::vector<std::string>& paths);
+// A main config, or an envoyproxy/ratelimit file (one whose document has a `domain`), read as
+// what it is (check-config).
+Loaded load_any_file(const std::string& path);
+
+// One envoyproxy/ratelimit file: one domain, or several as YAML documents separated by `---`.
+struct RlsLoaded {
+  std::vector<RlsDomain> domains;   // empty when there are errors
+  std::vector<ConfigError> errors;  // every error found, in line order
+};
+RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name);
 
 // A single rule from a YAML or JSON mapping (the admin API's PUT body; JSON is YAML flow syntax,
 // so one parser reads both). The error lists every problem, each naming the field:

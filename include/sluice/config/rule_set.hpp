@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/config/rls.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
@@ -143,6 +144,22 @@ struct RespSettings {
   int line = 0;
 };
 
+// `rls:` — the Envoy rate limit service's domains and where their limits keep their state.
+struct RlsSettings {
+  Storage storage = Storage::kLocal;  // every limit of every domain
+  // Failure policy and leasing of the limits kept in Redis; unset fields: redis.* defaults.
+  std::optional<FailurePolicy> on_failure;
+  std::optional<double> local_share;
+  std::optional<std::int64_t> lease;
+  std::optional<core::Nanos> lease_ttl;
+  // Memory budget of each limit's key table (mapped once, touched as keys arrive). A limit
+  // reached only through entries with fixed values has one key and takes one page instead.
+  std::size_t memory = 16u << 20;
+  std::vector<std::string> files;  // envoyproxy/ratelimit files the config names, as written
+  std::vector<RlsDomain> domains;  // its own (file "") and those its files hold
+  int line = 0;
+};
+
 // `grpc:` — the Envoy rate limit service listener (`serve --grpc` overrides).
 struct GrpcSettings {
   std::optional<Endpoint> listen;
@@ -172,6 +189,7 @@ struct RuleSet {
   std::optional<RedisSettings> redis;
   std::optional<RespSettings> resp;
   std::optional<GrpcSettings> grpc;
+  std::optional<RlsSettings> rls;
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
   std::vector<Rule> rules;

@@ -27,6 +27,23 @@ class SteadyClock final : public Clock {
   }
 };
 
+// Wall-clock time in ns since the Unix epoch (std::chrono::system_clock): what an Envoy rate
+// limit service counts its windows in, so they start at whole seconds, minutes, hours, days.
+class SystemClock final : public Clock {
+ public:
+  Nanos now() const override { return read(); }
+  static Nanos read() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 // The process's steady clock, for an edge that has no other to inject.
 inline const Clock& steady_clock() {
   static const SteadyClock clock;

@@ -1,9 +1,11 @@
 // What a frontend asks the engine, as views into the frontend's own buffers: an HTTP request
 // (the gateway), one key against a configured rule or an inline limit (the decision API,
-// SLUICE.CHECK), a CL.THROTTLE call. One entry point takes any of them.
+// SLUICE.CHECK), a CL.THROTTLE call, an Envoy RLS request. One entry point takes any of them.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <variant>
 
@@ -39,6 +41,27 @@ struct ThrottleAsk {
   std::int64_t quantity = 1;
 };
 
-using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk>;
+// Envoy's RateLimitRequest: a domain and descriptors of (key, value) entries, each matched
+// against the domain's descriptor tree as envoyproxy/ratelimit matches it.
+struct RlsEntry {
+  std::string_view key;
+  std::string_view value;
+};
+// A descriptor's own limit (RateLimitDescriptor.limit), which replaces the configured one.
+struct RlsOverride {
+  std::uint32_t requests_per_unit = 0;
+  int unit = 0;  // envoy.type.v3.RateLimitUnit
+};
+struct RlsDescriptorView {
+  std::span<const RlsEntry> entries;
+  std::optional<RlsOverride> limit;
+};
+struct RlsAsk {
+  std::string_view domain;
+  std::span<const RlsDescriptorView> descriptors;
+  std::uint32_t hits_addend = 0;  // 0 counts as 1, as in Envoy
+};
+
+using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk, RlsAsk>;
 
 }  // namespace sluice::engine

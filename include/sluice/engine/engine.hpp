@@ -56,7 +56,8 @@ class Engine {
   // in Redis are still to be asked; finish() completes `out` with the answer.
   Progress start(std::shared_ptr<const Snapshot> snap, const Ask& ask, core::Nanos now,
                  Outcome& out);
-  void finish(Outcome& out, backend::redis::Answer answer);
+  // `answers`: one per query the outcome asked (Loop does this).
+  void finish(Outcome& out, std::vector<backend::redis::Answer> answers);
 
   // start() and, for Redis limits, each rule's failure policy (no store to ask).
   void decide(const Ask& ask, core::Nanos now, Outcome& out);
@@ -75,6 +76,8 @@ class Engine {
   table::TableStats throttle_stats() const { return throttle_->stats(); }
 
   static constexpr std::size_t kMaxInlineLimits = 256;
+  // Distinct RLS limit overrides kept at most (each has its own table), as envoyproxy's.
+  static constexpr std::size_t kMaxRlsOverrides = 32;
 
  private:
   const CompiledLimit* inline_limit(std::string_view spec, std::size_t memory, Outcome& out);
@@ -82,6 +85,10 @@ class Engine {
                           Outcome& out);
   const CompiledLimit* throttle_limit(const Snapshot& snap, const ThrottleAsk& ask,
                                       const core::Gcra::Params& params, Outcome& out);
+  Progress start_rls(const Snapshot& snap, const RlsAsk& ask, core::Nanos now, Outcome& out);
+  // A descriptor's own limit (made at its first use, kept for every later request with it).
+  const CompiledLimit* rls_override(const Snapshot& snap, const RlsOverride& o, std::size_t index,
+                                    Outcome& out);
 
   std::atomic<std::shared_ptr<const Snapshot>> current_;
   std::atomic<std::uint64_t> version_{0};
@@ -93,6 +100,8 @@ class Engine {
   std::mutex throttle_mutex_;  // throttle_remote_
   std::map<std::string, std::unique_ptr<CompiledLimit>, std::less<>> throttle_remote_;
   std::unique_ptr<detail::LeaseBook> leases_;
+  std::mutex rls_mutex_;  // rls_overrides_
+  std::map<std::string, std::unique_ptr<CompiledLimit>, std::less<>> rls_overrides_;
 };
 
 }  // namespace sluice::engine

@@ -34,8 +34,9 @@ struct Applied {
   const CompiledLimit* limit = nullptr;
   const config::Rule* rule = nullptr;  // the configured rule (null for an inline limit)
   core::Decision decision;
-  bool enforced = true;              // false: a dry-run rule, counted, never blocking
+  bool enforced = true;  // false: a dry-run rule or a shadow-mode RLS limit, never blocking
   RuleCounters* counters = nullptr;  // where the engine counts it
+  std::uint32_t item = 0;            // an RLS ask: the descriptor it answers
 };
 
 enum class Verdict {

@@ -37,6 +37,12 @@ struct CompiledLimit {
   Quota quota;
   std::optional<local::TableLimit> table;
   std::shared_ptr<const backend::redis::RemoteLimit> remote;
+  // An RLS limit: its rate_limit as configured (what a status reports) and its shadow mode.
+  struct Rls {
+    config::RlsRateLimit rate;
+    bool shadow = false;
+  };
+  std::optional<Rls> rls;
 
   bool in_redis() const { return remote != nullptr; }
 };
@@ -62,11 +68,16 @@ struct CompiledRoute {
   bool any_in_redis = false;                   // an enforce rule is kept in Redis
 };
 
+namespace detail {
+struct RlsDomains;  // the compiled descriptor trees, by domain (rls_tree.hpp)
+}
+
 struct Snapshot {
   config::RuleSet rules;
   std::vector<std::unique_ptr<CompiledRule>> compiled;
   std::unordered_map<std::string_view, const CompiledRule*> by_name;
   std::vector<std::unique_ptr<CompiledRoute>> routes;
+  std::shared_ptr<const detail::RlsDomains> rls;  // null without `rls:` domains
   std::uint64_t version = 0;
 
   const CompiledRule* rule(std::string_view name) const {

@@ -38,8 +38,10 @@ class AdminServer {
   // `config_path` "" means no file: no reload, no write-back. `engine` and `registry` must
   // outlive the server; /metrics is the registry's text. Handlers run on `io`, which one
   // thread runs (the decision API's engine loop lives there).
+  // `rls_files`: envoyproxy/ratelimit files (serve --rls-config), reloaded with the config.
   AdminServer(boost::asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-              std::string config_path, metrics::Registry& registry);
+              std::string config_path, metrics::Registry& registry,
+              std::vector<std::string> rls_files = {});
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;

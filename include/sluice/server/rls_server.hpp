@@ -1,26 +1,27 @@
 // The Envoy rate limit service (docs/envoy-rls.md): gRPC
 // envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit, wire compatible with Envoy's
-// global rate limit filters, answered from an envoyproxy/ratelimit-style RlsConfig whose limits
-// are Sluice limits (fixed windows by default, as envoyproxy/ratelimit counts).
+// global rate limit filters, answered by the engine from the config's RLS domains (the `rls:`
+// section and envoyproxy/ratelimit files), kept here or in Redis, reloaded with the config.
 //
-// Threads: gRPC's callback API runs each call on gRPC's own thread pool; a call decides at
-// once (no I/O, no waiting) on tables shared by every thread.
+// Threads: gRPC's callback API receives each call on gRPC's own threads; the call is decided
+// on the service's own event loop (its engine::Loop, with its Redis store when the domains are
+// kept in Redis) and finished from there.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
-#include "sluice/server/rls_config.hpp"
 
 namespace sluice::server {
 
 class RlsServer {
  public:
   // `listen_addr`: "127.0.0.1:8081", "[::1]:8081", "localhost:8081", ":8081" (all addresses);
-  // port 0 picks a free one. Builds every limit's table now: throws std::invalid_argument
-  // naming the domain when one cannot be made. Nothing is bound until start().
-  RlsServer(std::string listen_addr, RlsConfig config);
+  // port 0 picks a free one. `engine` (and `registry`, when given) must outlive the server.
+  // Nothing is bound until start().
+  RlsServer(std::string listen_addr, engine::Engine& engine, metrics::Registry* registry = nullptr);
   ~RlsServer();  // stop()
   RlsServer(const RlsServer&) = delete;
   RlsServer& operator=(const RlsServer&) = delete;
@@ -33,9 +34,6 @@ class RlsServer {
 
   // The port bound (the chosen one when the address asked for port 0). After start().
   int port() const;
-
-  // Prometheus text: calls by outcome, descriptors by status code.
-  void collect_metrics(metrics::Sink& sink) const;
 
  private:
   struct Impl;

@@ -22,11 +22,11 @@ using asio::ip::tcp;
 
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& context, engine::Engine& e, config::Endpoint where, std::string path,
-       metrics::Registry& registry)
+       std::vector<std::string> rls_files, metrics::Registry& registry)
       : io(context),
         engine(e),
         listen(std::move(where)),
-        store(std::make_shared<ConfigStore>(engine, std::move(path))),
+        store(std::make_shared<ConfigStore>(engine, std::move(path), std::move(rls_files))),
         service(std::make_shared<AdminService>(store, registry)),
         clock(io),
         loop(std::make_unique<engine::Loop>(engine, io, &registry)),
@@ -86,9 +86,10 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
 };
 
 AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-                         std::string config_path, metrics::Registry& registry)
+                         std::string config_path, metrics::Registry& registry,
+                         std::vector<std::string> rls_files)
     : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
-                                   registry)) {}
+                                   std::move(rls_files), registry)) {}
 
 AdminServer::~AdminServer() {
   stop();
@@ -117,7 +118,7 @@ void AdminServer::start() {
   }
   impl_->accept();
   impl_->expire_leases();
-  if (!impl_->store->path().empty()) {
+  if (impl_->store->has_files()) {
     impl_->watcher = std::make_shared<ConfigWatcher>(impl_->io, impl_->store);
     impl_->watcher->start();
   }

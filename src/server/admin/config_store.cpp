@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -27,7 +28,7 @@ config::RuleSet ConfigStore::for_file(const config::RuleSet& next) const {
   // Listener addresses may come from `sluice serve` flags, which override the file for this
   // run only: the file keeps its own. (They take effect at start-up, not on reload.)
   config::RuleSet out = next;
-  const config::Loaded on_disk = config::load_config_file(path_);
+  const config::Loaded on_disk = config::load_config_file(path_, rls_files_);
   if (on_disk.rules) {
     out.listen = on_disk.rules->listen;
     out.admin = on_disk.rules->admin;
@@ -44,34 +45,70 @@ FileStamp stamp_of(const std::string& path) {
       static_cast<std::int64_t>(st.st_mtim.tv_sec) * core::kNanosPerSecond + st.st_mtim.tv_nsec};
 }
 
-ConfigStore::ConfigStore(engine::Engine& engine, std::string path)
+ConfigStore::ConfigStore(engine::Engine& engine, std::string path,
+                         std::vector<std::string> rls_files)
     : engine_(engine),
       path_(std::move(path)),
       file_name_(path_.empty() ? std::string("admin") : path_),
-      seen_(path_.empty() ? FileStamp{} : stamp_of(path_)) {}
+      rls_files_(std::move(rls_files)),
+      seen_(path_.empty() ? FileStamp{} : stamp_of(path_)) {
+  seen_all_ = stamps();
+}
+
+std::vector<std::pair<std::string, FileStamp>> ConfigStore::stamps() const {
+  std::vector<std::string> paths;
+  if (!path_.empty()) paths.push_back(path_);
+  const auto snapshot = engine_.snapshot();
+  if (snapshot->rules.rls) {
+    for (const auto& d : snapshot->rules.rls->domains) {
+      if (!d.file.empty()) paths.push_back(d.file);
+    }
+  }
+  paths.insert(paths.end(), rls_files_.begin(), rls_files_.end());
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<std::pair<std::string, FileStamp>> out;
+  for (auto& p : paths) out.emplace_back(p, stamp_of(p));
+  return out;
+}
 
 std::vector<std::string> ConfigStore::reload() {
-  if (path_.empty()) return {};
+  if (!has_files()) return {};
   std::lock_guard lock(mutex_);
   return reload_locked();
 }
 
 void ConfigStore::poll() {
-  if (path_.empty()) return;
+  if (!has_files()) return;
   std::lock_guard lock(mutex_);
-  if (stamp_of(path_) == seen_) return;
+  if (stamps() == seen_all_) return;
   reload_locked();
+}
+
+// The config file with its RLS files; without a config file, the rules in force with their
+// RLS domains read again.
+config::Loaded ConfigStore::load() const {
+  if (!path_.empty()) return config::load_config_file(path_, rls_files_);
+  config::Loaded loaded = config::load_rls_files(rls_files_);
+  if (loaded.rules) {
+    config::RuleSet rules = engine_.snapshot()->rules;
+    rules.rls = loaded.rules->rls;
+    loaded.rules = std::move(rules);
+  }
+  return loaded;
 }
 
 std::vector<std::string> ConfigStore::reload_locked() {
   // Stamp before reading: a write racing with the read shows up as a change at the next poll.
-  seen_ = stamp_of(path_);
-  config::Loaded loaded = config::load_config_file(path_);
+  seen_ = path_.empty() ? FileStamp{} : stamp_of(path_);
+  seen_all_ = stamps();
+  config::Loaded loaded = load();
   std::vector<std::string> errors = formatted(loaded.errors);
   if (errors.empty() && loaded.rules) {
-    errors = engine_.apply(std::move(*loaded.rules), core::SteadyClock::read());
+    errors = engine_.apply(std::move(*loaded.rules), core::steady_clock().now());
+    seen_all_ = stamps();  // the files of the rules now in force
   } else if (errors.empty()) {
-    errors.push_back(path_ + ": cannot be loaded");
+    errors.push_back(file_name_ + ": cannot be loaded");
   }
   if (!errors.empty()) {
     reloads_error_.fetch_add(1, std::memory_order_relaxed);
@@ -81,8 +118,8 @@ std::vector<std::string> ConfigStore::reload_locked() {
     return errors;
   }
   reloads_ok_.fetch_add(1, std::memory_order_relaxed);
-  log_line("sluice: config reloaded from " + path_ + " (version " +
-           std::to_string(engine_.snapshot()->version) + ")");
+  log_line("sluice: config reloaded from " + (path_.empty() ? std::string("RLS files") : path_) +
+           " (version " + std::to_string(engine_.snapshot()->version) + ")");
   return {};
 }
 
@@ -105,7 +142,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
   std::string yaml;
   if (out.errors.empty() && write_back) yaml = config::to_yaml(for_file(next));
   if (out.errors.empty()) {
-    for (auto& message : engine_.apply(std::move(next), core::SteadyClock::read())) {
+    for (auto& message : engine_.apply(std::move(next), core::steady_clock().now())) {
       out.errors.push_back(config::ConfigError{file_name_, 0, std::move(message)});
     }
   }
@@ -117,7 +154,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     auto written = write_file_atomically(path_, yaml);
     if (!written) {
       // All or nothing: the engine goes back to the rules the file still holds.
-      engine_.apply(before->rules, core::SteadyClock::read());
+      engine_.apply(before->rules, core::steady_clock().now());
       out.kind = ChangeOutcome::Kind::kWriteFailed;
       out.problem = "not applied: " + written.error();
       log_line("sluice: admin change not applied: " + written.error());
@@ -125,6 +162,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     }
     seen_ = stamp_of(path_);
   }
+  seen_all_ = stamps();  // what was written is not a change on disk to reload
   out.kind = ChangeOutcome::Kind::kApplied;
   return out;
 }

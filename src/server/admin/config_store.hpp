@@ -44,8 +44,13 @@ struct ChangeOutcome {
 
 class ConfigStore {
  public:
-  // `path` "" = no file: reload() and poll() do nothing, changes are not written back.
-  ConfigStore(engine::Engine& engine, std::string path);
+  // `path` "" = no file: changes are not written back, and reload() and poll() only read the
+  // RLS files again. `rls_files`: envoyproxy/ratelimit files beside the config's own (serve
+  // --rls-config), read again on every reload.
+  ConfigStore(engine::Engine& engine, std::string path, std::vector<std::string> rls_files = {});
+
+  // Whether there is anything on disk to reload (a config file or RLS files).
+  bool has_files() const { return !path_.empty() || !rls_files_.empty(); }
 
   engine::Engine& engine() const { return engine_; }
   const std::string& path() const { return path_; }
@@ -69,14 +74,19 @@ class ConfigStore {
 
  private:
   std::vector<std::string> reload_locked();
+  config::Loaded load() const;
+  // Every file the rules in force were read from, as last seen.
+  std::vector<std::pair<std::string, FileStamp>> stamps() const;
   // `next` as the file should hold it.
   config::RuleSet for_file(const config::RuleSet& next) const;
 
   engine::Engine& engine_;
   const std::string path_;
   const std::string file_name_;
+  const std::vector<std::string> rls_files_;
   std::mutex mutex_;
   FileStamp seen_;  // the file as last read or written (guarded by mutex_)
+  std::vector<std::pair<std::string, FileStamp>> seen_all_;  // and every file read with it
   std::atomic<std::uint64_t> reloads_ok_{0};
   std::atomic<std::uint64_t> reloads_error_{0};
 };

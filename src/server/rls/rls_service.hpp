@@ -1,25 +1,30 @@
-// The gRPC adapter of the rate limit service: RateLimitRequest -> Request, Decider, Answer ->
-// RateLimitResponse (or an error status). Translation only; the decisions are the Decider's.
+// The gRPC adapter of the rate limit service: RateLimitRequest -> engine::RlsAsk, decided on the
+// service's loop, Outcome -> RateLimitResponse (or an error status). Translation only; the
+// decisions are the engine's.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <string>
 
+#include "common/loop_clock.hpp"
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
-#include "rls_decider.hpp"
+#include "sluice/engine/loop.hpp"
 #include "sluice/metrics/registry.hpp"
 
 namespace sluice::server::rls {
 
 namespace pb = envoy::service::ratelimit::v3;
 
-// Fills `response` from `answer` (its error fields are the caller's).
-void to_response(const Answer& answer, pb::RateLimitResponse& response);
+// Fills `response` from an RLS outcome (not kInvalid) for `descriptors` request descriptors.
+void to_response(const engine::Outcome& out, int descriptors, pb::RateLimitResponse& response);
 
 class Service final : public pb::RateLimitService::CallbackService {
  public:
-  explicit Service(Decider& decider) : decider_(decider) {}
+  // Calls are decided on `io` (one thread runs it), with `loop` and `clock` of that loop.
+  Service(boost::asio::io_context& io, engine::Loop& loop, const LoopClock& clock)
+      : io_(io), loop_(loop), clock_(clock) {}
 
   grpc::ServerUnaryReactor* ShouldRateLimit(grpc::CallbackServerContext* context,
                                             const pb::RateLimitRequest* request,
@@ -28,7 +33,13 @@ class Service final : public pb::RateLimitService::CallbackService {
   void collect_metrics(metrics::Sink& sink) const;
 
  private:
-  Decider& decider_;
+  struct Call;
+  void run(const std::shared_ptr<Call>& call);
+  void finish(const std::shared_ptr<Call>& call);
+
+  boost::asio::io_context& io_;
+  engine::Loop& loop_;
+  const LoopClock& clock_;
   std::atomic<std::uint64_t> ok_{0};
   std::atomic<std::uint64_t> over_limit_{0};
   std::atomic<std::uint64_t> invalid_{0};

@@ -262,8 +262,10 @@ def test_bad_config_exits_2_naming_file_and_line(tmp_path):
     r = _serve(tmp_path, "--grpc", f"127.0.0.1:{free_port()}", config_text=bad)
     assert r.returncode == 2, r.stderr
     path = str(tmp_path / "rls.yaml")
-    assert f"{path}:4: descriptor 'a': unit 'fortnight'" in r.stderr
-    assert f"{path}:6: descriptor 'b': algorithm 'queue' cannot answer" in r.stderr
+    assert (f"{path}:4: domain 'edge': descriptor 'a': field 'rate_limit.unit': 'fortnight' is "
+            "not one of second, minute, hour, day") in r.stderr
+    assert (f"{path}:6: domain 'edge': descriptor 'b': field 'rate_limit.algorithm': algorithm "
+            "'queue' cannot answer") in r.stderr
 
 
 def test_rls_config_needs_grpc(tmp_path):

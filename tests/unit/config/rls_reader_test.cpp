@@ -1,7 +1,5 @@
-// The envoyproxy/ratelimit-style YAML: what loads, how a rate_limit maps onto a Sluice limit
-// spec, and every error placed on its file and line.
-#include "sluice/server/rls_config.hpp"
-
+// The envoyproxy/ratelimit-style YAML, read by the same reader as the main config: what
+// loads, how a rate_limit maps onto a Sluice limit spec, and every error at its file and line.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,15 +7,17 @@
 #include <fstream>
 #include <string>
 
-namespace sluice::server {
+#include "sluice/config/loader.hpp"
+
+namespace sluice::config {
 namespace {
 
-RlsLoaded load(const std::string& yaml) { return load_rls_config_text(yaml, "rls.yaml"); }
+RlsLoaded load(const std::string& yaml) { return load_rls_text(yaml, "rls.yaml"); }
 
 // The errors of `yaml`, each formatted "file:line: message", joined by newlines.
 std::string errors_of(const std::string& yaml) {
   const RlsLoaded loaded = load(yaml);
-  EXPECT_FALSE(loaded.config.has_value());
+  EXPECT_TRUE(loaded.domains.empty());
   std::string out;
   for (const auto& e : loaded.errors) out += e.format() + "\n";
   return out;
@@ -51,8 +51,8 @@ descriptors:
 domain: internal
 descriptors: []
 )");
-  ASSERT_TRUE(loaded.config.has_value()) << loaded.errors.front().format();
-  const auto& domains = loaded.config->domains;
+  ASSERT_TRUE(loaded.errors.empty()) << loaded.errors.front().format();
+  const auto& domains = loaded.domains;
   ASSERT_EQ(domains.size(), 2u);
   EXPECT_EQ(domains[0].name, "edge");
   EXPECT_EQ(domains[1].name, "internal");
@@ -142,21 +142,30 @@ descriptors:
   - key: k
     shadow_mode: sometimes
 )");
+  // Each names the domain, the descriptor and the field, as the main config's errors do.
   const char* expected[] = {
-      "rls.yaml:5: descriptor 'a': unit 'week' is not one of second, minute, hour, day\n",
-      "rls.yaml:8: descriptor 'b': unit 'month' is not one of second, minute, hour, day (a "
-      "calendar month or year has no fixed length for a window)\n",
-      "rls.yaml:10: field 'requests_per_unit' must be a whole number from 0 to 4294967295",
-      "rls.yaml:12: descriptor 'd': rate_limit has no 'requests_per_unit'",
-      "rls.yaml:14: unknown field 'rate_limt' (accepted: key, value, rate_limit, descriptors, "
-      "shadow_mode, detailed_metric, value_to_metric)\n",
-      "rls.yaml:16: descriptor 'f': an unlimited rate_limit takes no 'unit'\n",
-      "rls.yaml:17: descriptor has no 'key'\n",
-      "rls.yaml:20: descriptor 'h=x' given twice on this level (first at line 18)\n",
-      "rls.yaml:23: descriptor 'i': algorithm 'leaky-bucket' cannot answer a rate limit request",
-      "rls.yaml:25: descriptor 'j': rate_limit: field 'replaces' (envoyproxy/ratelimit) is not "
-      "supported by Sluice\n",
-      "rls.yaml:27: field 'shadow_mode' must be true or false\n",
+      "rls.yaml:5: domain 'edge': descriptor 'a': field 'rate_limit.unit': 'week' is not one of "
+      "second, minute, hour, day\n",
+      "rls.yaml:8: domain 'edge': descriptor 'b': field 'rate_limit.unit': 'month' is not one of "
+      "second, minute, hour, day (a calendar month or year has no fixed length for a window)\n",
+      "rls.yaml:10: domain 'edge': descriptor 'c': field 'rate_limit.requests_per_unit': must be a "
+      "whole number from 0 to 4294967295 (a uint32 in the RLS protocol), not '-1'\n",
+      "rls.yaml:12: domain 'edge': descriptor 'd': field 'rate_limit': rate_limit has no "
+      "'requests_per_unit' (0 refuses every request)\n",
+      "rls.yaml:14: domain 'edge': descriptor 'e': unknown field 'rate_limt' (accepted: key, "
+      "value, "
+      "rate_limit, descriptors, shadow_mode, detailed_metric, value_to_metric, share_threshold)\n",
+      "rls.yaml:16: domain 'edge': descriptor 'f': field 'rate_limit.unit': an unlimited "
+      "rate_limit takes no 'unit'\n",
+      "rls.yaml:17: domain 'edge': descriptor has no 'key'\n",
+      "rls.yaml:20: domain 'edge': descriptor 'h=x' given twice on this level (first at line 18)\n",
+      "rls.yaml:23: domain 'edge': descriptor 'i': field 'rate_limit.algorithm': algorithm "
+      "'leaky-bucket' cannot answer a rate limit request (accepted: fixed-window, "
+      "sliding-window, gcra, token-bucket)\n",
+      "rls.yaml:25: domain 'edge': descriptor 'j': field 'rate_limit.replaces': "
+      "(envoyproxy/ratelimit) is not supported by Sluice\n",
+      "rls.yaml:27: domain 'edge': descriptor 'k': field 'shadow_mode': expected true or false, "
+      "got 'sometimes'\n",
   };
   for (const char* e : expected)
     EXPECT_NE(errors.find(e), std::string::npos) << e << "\n" << errors;
@@ -165,9 +174,9 @@ descriptors:
 TEST(RlsConfig, DomainErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"descriptors: []\n", "rls.yaml:1: missing field 'domain'"},
-      {"domain: ''\n", "rls.yaml:1: field 'domain' is empty"},
+      {"domain: ''\n", "rls.yaml:1: field 'domain': is empty"},
       {"domain: a\n---\ndomain: a\n", "rls.yaml:3: domain 'a' defined twice (first at rls.yaml:1)"},
-      {"- 1\n- 2\n", "rls.yaml:1: a domain file is a mapping"},
+      {"- 1\n- 2\n", "rls.yaml:1: a domain is a mapping with 'domain' and 'descriptors'"},
       {"domain: a\ndescriptors: [\n", "rls.yaml:3: YAML syntax"},
   };
   for (const auto& [yaml, expected] : cases) {
@@ -184,18 +193,20 @@ TEST(RlsConfig, FilesAddDomainsAndDefineEachOnce) {
   const std::string b = (dir / "b.yaml").string();
   std::ofstream(a) << "domain: one\n";
   std::ofstream(b) << "domain: two\n---\ndomain: one\n";
-  const RlsLoaded loaded = load_rls_config_files({a, b});
+  const Loaded loaded = load_rls_files({a, b});
   ASSERT_EQ(loaded.errors.size(), 1u);
   EXPECT_EQ(loaded.errors[0].format(), b + ":3: domain 'one' defined twice (first at " + a + ":1)");
-  const RlsLoaded fine = load_rls_config_files({a});
-  ASSERT_TRUE(fine.config.has_value());
-  EXPECT_EQ(fine.config->domains.size(), 1u);
+  const Loaded fine = load_rls_files({a});
+  ASSERT_TRUE(fine.rules.has_value());
+  EXPECT_EQ(fine.rules->rls->domains.size(), 1u);
+  EXPECT_EQ(fine.rules->rls->domains[0].file, a);
   std::filesystem::remove_all(dir);
 
-  const RlsLoaded missing = load_rls_config_files({"/nonexistent/rls.yaml"});
+  const Loaded missing = load_rls_files({"/nonexistent/rls.yaml"});
   ASSERT_EQ(missing.errors.size(), 1u);
-  EXPECT_EQ(missing.errors[0].format(), "/nonexistent/rls.yaml: cannot read the file");
+  EXPECT_EQ(missing.errors[0].format(),
+            "/nonexistent/rls.yaml: cannot read: No such file or directory");
 }
 
 }  // namespace
-}  // namespace sluice::server
+}  // namespace sluice::config

@@ -1,6 +1,6 @@
-// The configuration of the Envoy rate limit service (docs/envoy-rls.md), in envoyproxy/ratelimit's
-// YAML format: domains, each a tree of descriptors with their limits. Files become a validated
-// RlsConfig, or every error found with its file and line.
+// The Envoy rate limit service's configuration as data (docs/envoy-rls.md): domains in
+// envoyproxy/ratelimit's format, each a tree of descriptors with their limits, from an `rls:`
+// section of the main config or from envoyproxy/ratelimit files.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include "sluice/core/time.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
-namespace sluice::server {
+namespace sluice::config {
 
 // envoyproxy/ratelimit's units. The values are the RLS proto's RateLimitResponse.RateLimit.Unit
 // numbers (and envoy.type.v3.RateLimitUnit's).
@@ -31,6 +31,7 @@ struct RlsRateLimit {
   // Sluice extension: the algorithm that enforces the limit. Empty: fixed-window, as
   // envoyproxy/ratelimit enforces it.
   std::string algorithm;
+  friend bool operator==(const RlsRateLimit&, const RlsRateLimit&) = default;
 };
 
 struct RlsDescriptor {
@@ -45,37 +46,15 @@ struct RlsDescriptor {
 struct RlsDomain {
   std::string name;
   std::vector<RlsDescriptor> descriptors;
+  // Where it was read: "" for a domain of the main config's `rls.domains` (written back with
+  // it; the admin API may change it), else the envoyproxy/ratelimit file it came from.
   std::string file;
   int line = 0;
 };
-
-struct RlsConfig {
-  std::vector<RlsDomain> domains;
-  // Memory budget of each limit's key table (mapped once, touched as keys arrive). A limit
-  // reached only through entries with fixed values has one key and takes one page instead.
-  std::size_t memory_per_limit = 16u << 20;
-};
-
-struct RlsConfigError {
-  std::string file;
-  int line = 0;  // 1-based; 0 when the problem is the file itself
-  std::string message;
-  std::string format() const;  // "file:line: message", or "file: message"
-};
-
-struct RlsLoaded {
-  std::optional<RlsConfig> config;  // set iff errors is empty
-  std::vector<RlsConfigError> errors;
-};
-
-// Each file holds one domain, or several as YAML documents separated by `---`. A domain may be
-// defined once across all files.
-RlsLoaded load_rls_config_files(const std::vector<std::string>& paths);
-RlsLoaded load_rls_config_text(std::string_view yaml, const std::string& file_name);
 
 // The Sluice limit that enforces `limit` (not unlimited): fixed-window:limit=N,window=UNIT by
 // default, or the algorithm it names, with the same number of requests per unit. The error
 // lists the algorithms accepted.
 core::Expected<spec::LimitSpec> rls_limit_spec(const RlsRateLimit& limit);
 
-}  // namespace sluice::server
+}  // namespace sluice::config

@@ -1,0 +1,253 @@
+// The Envoy rate limit service's decision (engine.hpp): each descriptor matched in its domain's
+// tree (or its own override limit), the enforced ones decided together, all or none, the
+// shadow-mode ones alone; here, or in Redis with `rls: {storage: redis}`.
+#include <fmt/format.h>
+
+#include "internal.hpp"
+#include "rls_tree.hpp"
+#include "sluice/engine/engine.hpp"
+
+namespace sluice::engine {
+namespace {
+
+void refuse(Outcome& out, std::string error, std::string_view field) {
+  out.verdict = Verdict::kInvalid;
+  out.error = std::move(error);
+  out.error_field = field;
+}
+
+// A descriptor's state key: the domain and every entry, length-prefixed, so that no two
+// descriptors share a key whatever bytes their values hold (envoyproxy/ratelimit joins them
+// with '_' and '.', where `a_b=c` and `a=b_c` can collide).
+template <class F>
+void key_pieces(std::string_view domain, std::span<const RlsEntry> entries, F&& put) {
+  auto one = [&](std::string_view s) {
+    put(std::string_view(fmt::format_int(s.size()).c_str()));
+    put(":");
+    put(s);
+  };
+  one(domain);
+  for (const RlsEntry& e : entries) {
+    one(e.key);
+    one(e.value);
+  }
+}
+
+table::KeyHash key_hash(std::string_view domain, std::span<const RlsEntry> entries) {
+  table::KeyHasher h;
+  key_pieces(domain, entries, [&](std::string_view s) { h.add(s); });
+  return h.finish();
+}
+
+std::string key_text(std::string_view domain, std::span<const RlsEntry> entries) {
+  std::string out;
+  key_pieces(domain, entries, [&](std::string_view s) { out.append(s); });
+  return out;
+}
+
+bool unlimited(const CompiledLimit& l) { return !l.table && !l.remote; }
+
+// The enforced descriptors decided in rounds, each round all or none over distinct limits (a
+// limit's table appears once in a decision): the same limit reached twice is decided after.
+void decide_local_enforced(std::span<const std::size_t> order, std::span<const table::KeyHash> keys,
+                           std::int64_t cost, core::Nanos now, Outcome& out) {
+  std::vector<bool> done(order.size(), false);
+  for (std::size_t first = 0; first < order.size();) {
+    absl::InlinedVector<std::size_t, local::kInline> round;  // indexes into `order`
+    for (std::size_t j = first; j < order.size(); ++j) {
+      if (done[j]) continue;
+      const CompiledLimit* l = out.applied[order[j]].limit;
+      bool taken = false;
+      for (std::size_t k : round) taken = taken || out.applied[order[k]].limit == l;
+      if (taken) continue;
+      round.push_back(j);
+      done[j] = true;
+    }
+    absl::InlinedVector<local::LimitAsk, local::kInline> asks;
+    for (std::size_t k : round) {
+      asks.push_back({&out.applied[order[k]].limit->table->table, keys[order[k]], 0, false});
+    }
+    absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
+    local::decide_all(asks, now, cost, each, out.leases);
+    for (std::size_t r = 0; r < round.size(); ++r) {
+      if (each[r]) out.applied[order[round[r]]].decision = *each[r];
+    }
+    while (first < order.size() && done[first]) ++first;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+void conclude_rls(Outcome& out) {
+  out.verdict = Verdict::kAllow;
+  for (std::size_t i = 0; i < out.applied.size(); ++i) {
+    const Applied& a = out.applied[i];
+    if (!a.enforced || a.decision.allowed) continue;
+    out.verdict = Verdict::kDeny;
+    if (out.decided_by < 0) out.decided_by = static_cast<int>(i);
+  }
+}
+
+}  // namespace detail
+
+const CompiledLimit* Engine::rls_override(const Snapshot& snap, const RlsOverride& o,
+                                          std::size_t index, Outcome& out) {
+  if (o.unit < static_cast<int>(config::RlsUnit::kSecond) ||
+      o.unit > static_cast<int>(config::RlsUnit::kDay)) {
+    refuse(out,
+           "descriptor " + std::to_string(index) + ": limit override unit " +
+               std::to_string(o.unit) + " is not SECOND (1), MINUTE (2), HOUR (3) or DAY (4)",
+           "descriptors");
+    return nullptr;
+  }
+  const bool redis = snap.rls != nullptr && snap.rls->redis;
+  const std::string id =
+      fmt::format("override:{}/{}:{}", o.requests_per_unit, o.unit, redis ? "redis" : "local");
+  std::lock_guard lock(rls_mutex_);
+  if (auto it = rls_overrides_.find(id); it != rls_overrides_.end()) return it->second.get();
+  if (rls_overrides_.size() >= kMaxRlsOverrides) {
+    refuse(out,
+           "more than " + std::to_string(kMaxRlsOverrides) +
+               " distinct limit overrides; configure the limits in the service instead",
+           "exhausted");
+    return nullptr;
+  }
+  config::RlsRateLimit rate;
+  rate.requests_per_unit = o.requests_per_unit;
+  rate.unit = static_cast<config::RlsUnit>(o.unit);
+  auto spec = config::rls_limit_spec(rate);
+  if (!spec) {
+    refuse(out, "limit override: " + spec.error(), "exhausted");
+    return nullptr;
+  }
+  auto limit = std::make_unique<CompiledLimit>();
+  limit->name = id;
+  limit->spec = *spec;
+  limit->quota = quota_of(*spec);
+  limit->rls = CompiledLimit::Rls{rate, false};
+  if (redis) {
+    backend::redis::RemoteLimitOptions options;
+    if (snap.rules.redis) {
+      options.on_failure = detail::backend_policy(snap.rules.redis->defaults.on_failure);
+      options.local_share = snap.rules.redis->defaults.local_share;
+    }
+    auto remote = backend::redis::RemoteLimit::make("rls", *spec, options);
+    if (!remote) {
+      refuse(out, "limit override: " + remote.error(), "exhausted");
+      return nullptr;
+    }
+    limit->remote = *remote;
+  } else {
+    const std::size_t memory = snap.rules.rls ? snap.rules.rls->memory : (16u << 20);
+    auto table = local::make_table_limit(*spec, memory);
+    if (!table) {
+      refuse(out, "limit override: " + table.error(), "exhausted");
+      return nullptr;
+    }
+    limit->table = *table;
+  }
+  return rls_overrides_.emplace(id, std::move(limit)).first->second.get();
+}
+
+Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos now, Outcome& out) {
+  // envoyproxy/ratelimit's two checks, with its messages.
+  if (a.domain.empty()) {
+    refuse(out, "rate limit domain must not be empty", "domain");
+    return Progress::kDone;
+  }
+  if (a.descriptors.empty()) {
+    refuse(out, "rate limit descriptor list must not be empty", "descriptors");
+    return Progress::kDone;
+  }
+  out.verdict = Verdict::kAllow;
+  const detail::RlsTree* tree = nullptr;
+  if (snap.rls) {
+    if (auto it = snap.rls->domains.find(a.domain); it != snap.rls->domains.end()) {
+      tree = &it->second;
+    }
+  }
+  if (tree == nullptr) return Progress::kDone;  // an unknown domain: no limit applies anywhere
+  // Resolve every descriptor first, so a malformed one leaves nothing charged.
+  for (std::size_t i = 0; i < a.descriptors.size(); ++i) {
+    const RlsDescriptorView& d = a.descriptors[i];
+    const CompiledLimit* limit =
+        d.limit ? rls_override(snap, *d.limit, i, out) : tree->match(d.entries);
+    if (out.verdict == Verdict::kInvalid) {
+      out.applied.clear();
+      return Progress::kDone;
+    }
+    if (limit == nullptr) continue;  // OK, no current limit
+    Applied applied{limit,
+                    nullptr,
+                    core::Decision{true, 0, -1, 0, 0, -1},
+                    !limit->rls || !limit->rls->shadow,
+                    nullptr,
+                    static_cast<std::uint32_t>(i)};
+    out.applied.push_back(applied);
+  }
+  const std::int64_t cost = a.hits_addend == 0 ? 1 : a.hits_addend;
+  const bool redis = snap.rls->redis;
+  absl::InlinedVector<table::KeyHash, local::kInline> keys(out.applied.size());
+  absl::InlinedVector<std::size_t, local::kInline> enforced;
+  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote;
+  if (redis) {
+    remote.reset(new detail::Remote);
+    remote->kind = detail::AskKind::kRls;
+    remote->now = now;
+    remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
+    remote->parts.front().query.cost = cost;
+  }
+  for (std::size_t k = 0; k < out.applied.size(); ++k) {
+    Applied& ap = out.applied[k];
+    if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
+    const auto entries = a.descriptors[ap.item].entries;
+    if (!redis) {
+      keys[k] = key_hash(a.domain, entries);
+      if (ap.enforced) {
+        enforced.push_back(k);
+        continue;
+      }
+      // Shadow mode: decided on its own, never stopping the enforced ones from being charged.
+      local::LimitAsk ask{&ap.limit->table->table, keys[k], 0, false};
+      local::EachDecision each;
+      ap.decision = local::decide_all({&ask, 1}, now, cost, {&each, 1}, out.leases);
+      continue;
+    }
+    std::string key = key_text(a.domain, entries);
+    detail::RemotePart* part = &remote->parts.front();
+    if (ap.enforced) {
+      // The same limit and key twice in one request: asked once, reported twice.
+      bool copied = false;
+      for (std::size_t j = 0; j < part->applied.size() && !copied; ++j) {
+        const std::size_t other = part->applied[j];
+        if (out.applied[other].limit == ap.limit && part->query.items[j].key == key) {
+          remote->copies.emplace_back(k, other);
+          copied = true;
+        }
+      }
+      if (copied) continue;
+    } else {
+      remote->parts.emplace_back();
+      part = &remote->parts.back();
+      part->enforced = false;
+      part->query.cost = cost;
+    }
+    part->applied.push_back(k);
+    part->query.items.push_back(detail::remote_item(*ap.limit, std::move(key), 0));
+  }
+  if (redis) {
+    std::erase_if(remote->parts, [](const detail::RemotePart& p) { return p.applied.empty(); });
+    if (!remote->parts.empty()) {
+      out.remote = std::move(remote);
+      return Progress::kPending;
+    }
+  } else {
+    decide_local_enforced(enforced, keys, cost, now, out);
+  }
+  detail::conclude_rls(out);
+  return Progress::kDone;
+}
+
+}  // namespace sluice::engine
