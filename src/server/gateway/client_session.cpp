@@ -66,10 +66,16 @@ std::string_view reason_body(int status) {
       return "Bad Request\n";
     case 404:
       return "Not Found\n";
+    case 408:
+      return "Request Timeout\n";
+    case 413:
+      return "Content Too Large\n";
     case 414:
       return "URI Too Long\n";
     case 431:
       return "Request Header Fields Too Large\n";
+    case 501:
+      return "Not Implemented\n";
     case 502:
       return "Bad Gateway\n";
     case 504:
@@ -144,12 +150,17 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   idle_ = client_buffer_.size() == 0;
   client_watch_.expires_after(ns(first_ ? timeouts_.header : timeouts_.idle));
   first_ = false;
-  const error_code ec = co_await read_head(client_, client_buffer_, p);
+  head_scan_.reset();
+  const error_code ec = co_await read_head(client_, client_buffer_, p, head_scan_);
   idle_ = false;
   client_watch_.disarm();
   if (ec) co_return co_await refuse_head(head_error_status(ec, p));
-
   auto& req = p.get();
+  // Never forwarded: a head whose body another reader could delimit otherwise.
+  if (const auto problem = check_request_framing(req)) {
+    co_return co_await refuse_head(problem.status);
+  }
+
   const std::string_view target = req.target();
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 

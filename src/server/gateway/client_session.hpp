@@ -17,6 +17,7 @@
 
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
+#include "request_framing.hpp"
 #include "sluice/engine/fields.hpp"
 #include "sluice/engine/loop.hpp"
 #include "upstream_pool.hpp"
@@ -101,6 +102,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Arena request_arena_;
   Arena response_arena_;
   std::optional<RequestParser> parser_;
+  HeadScanner head_scan_;
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
