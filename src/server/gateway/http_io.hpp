@@ -54,6 +54,11 @@ struct NoHeadScan {
   void consumed(std::size_t) {}
 };
 
+// A parser's complaint about the bytes (as opposed to the socket's: the peer left, a timeout).
+inline bool is_parse_error(const boost::system::error_code& ec) {
+  return ec.category() == make_error_code(boost::beast::http::error::bad_target).category();
+}
+
 // Reads until the parser has the whole head (the body is left in `buffer`). `scanner` sees the
 // raw bytes before the parser does (HeadScanner, request_framing.hpp); its error ends the read.
 template <class Parser, class Scanner = NoHeadScan>

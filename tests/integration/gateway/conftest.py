@@ -347,9 +347,9 @@ def rule_config(upstream, name, limit, key="client_ip", extra="", **fields):
     return gateway_config([upstream.address], rules=rule, route_rules=f"[{name}]", extra=extra)
 
 
-def raw_request(port, data, timeout=5):
-    """Sends raw bytes on a fresh connection; returns everything read until the server closes
-    (or `timeout` passes)."""
+def raw_exchange(port, data, timeout=5):
+    """Sends raw bytes on a fresh connection; returns (everything read, whether the server
+    closed the connection within `timeout` of a read)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         out = b""
@@ -357,8 +357,15 @@ def raw_request(port, data, timeout=5):
             while True:
                 piece = s.recv(65536)
                 if not piece:
-                    break
+                    return out, True
                 out += piece
         except socket.timeout:
-            pass
-        return out
+            return out, False
+        except ConnectionResetError:
+            return out, True
+
+
+def raw_request(port, data, timeout=5):
+    """Sends raw bytes on a fresh connection; returns everything read until the server closes
+    (or `timeout` passes)."""
+    return raw_exchange(port, data, timeout)[0]
