@@ -8,29 +8,17 @@ import time
 
 import pytest
 
-from gateway_conftest import raw_exchange as exchange
+from gateway_conftest import gateway_config, raw_exchange as exchange
 
 
 def config(upstream, body="1s", rate="1KiB/s", buffer="64KiB", max_size="0"):
-    return f"""\
-listen: 127.0.0.1:{{gateway}}
-admin: 127.0.0.1:{{admin}}
-workers: 1
+    return gateway_config([upstream.address], extra=f"""\
 timeouts:
   body: {body}
 http:
   buffer_bodies: {buffer}
   max_body_size: {max_size}
-  min_body_rate: {rate}
-upstreams:
-  app:
-    servers: [{upstream.address}]
-routes:
-  - name: all
-    match:
-      path_prefix: /
-    upstream: app
-"""
+  min_body_rate: {rate}""")
 
 
 def post_head(length=None, extra=b""):
