@@ -230,6 +230,15 @@ def upstreams():
 
 # ---------------------------------------------------------------- sluice
 
+def accepts_connections(port):
+    """Whether a connection to 127.0.0.1:port is accepted now."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 class Sluice:
     """`sluice serve` on free ports; stderr to a file, the access log to another."""
 
@@ -255,11 +264,7 @@ class Sluice:
 
         def ready():
             assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
-            try:
-                socket.create_connection(("127.0.0.1", self.gateway_port), timeout=1).close()
-                return True
-            except OSError:
-                return False
+            return accepts_connections(self.gateway_port)
 
         wait_until(ready, timeout=8, what="the gateway to listen")
 
