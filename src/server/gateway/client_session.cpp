@@ -431,14 +431,24 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
                                      extra, keep_alive);
   }
 
+  co_return co_await relay_response(up, *server, std::move(conn), *rp, got, extra, keep_alive,
+                                    start);
+}
+
+Awaitable<ClientSession::Next> ClientSession::relay_response(
+    UpstreamState& up, ServerState& server, std::unique_ptr<UpstreamConnection> conn,
+    ResponseParser& rp, std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
+  UpstreamPool& pool = worker_.pool();
+  const auto& req = parser_->get();
+  const bool head_request = req.method() == http::verb::head;
   // Relay the response: head and first piece in one write, then piece by piece.
-  const auto& res = rp->get();
+  const auto& res = rp.get();
   const int status = res.result_int();
   const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
   Framing framing = Framing::kNone;
   std::uint64_t length = 0;
   if (has_body) {
-    if (const auto cl = rp->content_length()) {
+    if (const auto cl = rp.content_length()) {
       framing = Framing::kLength;
       length = *cl;
     } else if (req.version() >= 11) {
@@ -452,7 +462,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   head_.clear();
   append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
   exchange_.status = status;
-  bool done = rp->is_done();
+  bool done = rp.is_done();
   client_watch_.expires_after(ns(timeouts_.idle));
   error_code ec =
       co_await write_piece(client_, head_, {body_.get(), got}, chunked_down, done && chunked_down);
@@ -460,12 +470,12 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   bool upstream_broken = false;
   while (!ec && !done) {
     upstream_watch_.expires_after(ns(timeouts_.upstream));
-    auto [read_ec, n] = co_await read_response_piece(*conn, *rp);
+    auto [read_ec, n] = co_await read_response_piece(*conn, rp);
     if (read_ec) {
       upstream_broken = true;
       break;
     }
-    done = rp->is_done();
+    done = rp.is_done();
     client_watch_.expires_after(ns(timeouts_.idle));
     ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
     exchange_.bytes += n;
@@ -477,15 +487,15 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
   if (upstream_broken) {
     // Cut off mid-body: the client sees a truncated response and a closed connection.
-    pool.failed(up, *server, end);
+    pool.failed(up, server, end);
     co_return Next::kClose;
   }
   up.stats->observe(end - start);
-  pool.succeeded(*server);
+  pool.succeeded(server);
   if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
-  if (rp->keep_alive() && conn->buffer.size() == 0) {
+  if (rp.keep_alive() && conn->buffer.size() == 0) {
     conn->reused = false;
-    pool.put_idle(*server, std::move(conn));
+    pool.put_idle(server, std::move(conn));
   }
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;
 }

@@ -78,6 +78,12 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
                                 bool keep_alive);
   Awaitable<Next> forward(bool keep_alive);
+  // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece
+  // by piece, then pools the upstream connection if it can carry another request.
+  Awaitable<Next> relay_response(UpstreamState& up, ServerState& server,
+                                 std::unique_ptr<UpstreamConnection> conn, ResponseParser& rp,
+                                 std::size_t got, ExtraFields extra, bool keep_alive,
+                                 core::Nanos start);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
   // Reads the next piece of the request body into body_, within the body's pace.
