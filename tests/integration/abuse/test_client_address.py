@@ -80,10 +80,9 @@ def test_behind_a_trusted_proxy_the_right_most_untrusted_address_is_the_client(s
     assert clients == ["10.0.0.1"]
 
 
-@pytest.mark.xfail(strict=True, reason="X-Real-IP is not read (src/engine/request_view.cpp "
-                   "reads X-Forwarded-For and Forwarded only); reported to the lead")
 def test_behind_a_trusted_proxy_x_real_ip_names_the_client(sluice):
-    # nginx's realip module with `real_ip_header X-Real-IP`: one address, set by the proxy.
+    # nginx's realip module with `real_ip_header X-Real-IP`: one address, set by the proxy
+    # (read when neither X-Forwarded-For nor Forwarded is sent).
     s = sluice(CONFIG.format(trusted=TRUSTED))
     codes, clients = send(s, [{"X-Real-IP": "203.0.113.9"}] * 3)
     assert clients == ["203.0.113.9"] * 3
