@@ -364,6 +364,32 @@ std::optional<RespSettings> read_resp(Section& s) {
   return resp;
 }
 
+// A byte rate, "1KiB/s"; "0/s" is none.
+core::Expected<std::size_t> parse_byte_rate(const std::string& t) {
+  if (!t.ends_with("/s")) {
+    return core::make_error("expected bytes per second (e.g. 1KiB/s, or 0/s for no minimum), got " +
+                            quoted(t));
+  }
+  return core::parse_bytes(std::string_view(t).substr(0, t.size() - 2));
+}
+
+// Buffered bodies are held in memory, one per connection reading one.
+constexpr std::size_t kMaxBodyBuffer = std::size_t{64} << 20;
+
+void read_body_limits(Section& h, BodyLimits& out) {
+  if (auto b = h.parsed<std::size_t>("buffer_bodies", core::parse_bytes)) {
+    if (*b > kMaxBodyBuffer) {
+      h.fail("buffer_bodies",
+             "at most 64MiB (each connection may hold one buffered body in memory); larger "
+             "bodies are streamed");
+    } else {
+      out.buffer = *b;
+    }
+  }
+  if (auto m = h.parsed<std::size_t>("max_body_size", core::parse_bytes)) out.max_size = *m;
+  if (auto r = h.parsed<std::size_t>("min_body_rate", parse_byte_rate)) out.min_rate = *r;
+}
+
 RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
   Section s(
@@ -381,10 +407,11 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
       rs.memory = *memory;
     }
   }
-  if (auto t = s.section("timeouts", {"connect", "header", "idle", "upstream"})) {
+  if (auto t = s.section("timeouts", {"connect", "header", "idle", "upstream", "body"})) {
     for (auto [field, out] :
          {std::pair{"connect", &rs.timeouts.connect}, std::pair{"header", &rs.timeouts.header},
-          std::pair{"idle", &rs.timeouts.idle}, std::pair{"upstream", &rs.timeouts.upstream}}) {
+          std::pair{"idle", &rs.timeouts.idle}, std::pair{"upstream", &rs.timeouts.upstream},
+          std::pair{"body", &rs.timeouts.body}}) {
       if (auto d = t->duration(field)) *out = *d;
     }
   }
@@ -392,8 +419,10 @@ RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
     if (auto on = h->flag("ratelimit")) rs.ratelimit_headers = *on;
     if (auto on = h->flag("legacy")) rs.legacy_headers = *on;
   }
-  if (auto h = s.section("http", {"escaped_slashes"})) {
+  if (auto h = s.section("http",
+                         {"escaped_slashes", "buffer_bodies", "max_body_size", "min_body_rate"})) {
     if (auto e = h->choice("escaped_slashes", kEscapedSlashes)) rs.escaped_slashes = *e;
+    read_body_limits(*h, rs.bodies);
   }
   if (auto log = s.text("access_log")) rs.access_log = *log;
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;

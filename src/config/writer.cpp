@@ -213,7 +213,8 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
   for (auto [field, value] :
        {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
-        std::pair{"idle", rs.timeouts.idle}, std::pair{"upstream", rs.timeouts.upstream}}) {
+        std::pair{"idle", rs.timeouts.idle}, std::pair{"upstream", rs.timeouts.upstream},
+        std::pair{"body", rs.timeouts.body}}) {
     out << YAML::Key << field << YAML::Value << core::format_duration(value);
   }
   out << YAML::EndMap;
@@ -224,6 +225,10 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "escaped_slashes" << YAML::Value
       << std::string(name_of(kEscapedSlashes, rs.escaped_slashes));
+  out << YAML::Key << "buffer_bodies" << YAML::Value << core::format_bytes(rs.bodies.buffer);
+  out << YAML::Key << "max_body_size" << YAML::Value << core::format_bytes(rs.bodies.max_size);
+  out << YAML::Key << "min_body_rate" << YAML::Value
+      << core::format_bytes(rs.bodies.min_rate) + "/s";
   out << YAML::EndMap;
   if (!rs.access_log.empty()) {
     out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;

@@ -171,6 +171,15 @@ struct Timeouts {
   core::Nanos header = 10 * core::kNanosPerSecond;    // client request head
   core::Nanos idle = 60 * core::kNanosPerSecond;      // keep-alive between requests
   core::Nanos upstream = 30 * core::kNanosPerSecond;  // upstream response head
+  core::Nanos body = 60 * core::kNanosPerSecond;      // client request body: the longest pause
+};
+
+// `http: {buffer_bodies, max_body_size, min_body_rate}`: how the gateway reads request bodies.
+struct BodyLimits {
+  std::size_t buffer = 64u << 10;  // bodies up to this size are read whole before forwarding
+  std::size_t max_size = 0;        // larger ones get 413; 0: no limit
+  std::size_t min_rate = 1024;     // bytes per second a body must average; 0: no minimum
+  friend bool operator==(const BodyLimits&, const BodyLimits&) = default;
 };
 
 struct RuleSet {
@@ -184,6 +193,7 @@ struct RuleSet {
   bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
   // `http: {escaped_slashes}`: how the gateway normalizes "%2F" before routes see a path.
   proto::http::EscapedSlashes escaped_slashes = proto::http::EscapedSlashes::kDecode;
+  BodyLimits bodies;
   std::string access_log;  // "": off; "stdout", or a file path
   bool write_back = true;  // admin API changes rewrite the config file
   std::optional<RedisSettings> redis;

@@ -43,10 +43,6 @@ bool expects_continue(const http::request_header<Fields>& req) {
   return it != req.end() && beast::iequals(it->value(), "100-continue");
 }
 
-bool is_parse_error(const error_code& ec) {
-  return ec.category() == make_error_code(http::error::bad_target).category();
-}
-
 // The status for a request head that could not be read; 0: close without a word (the client
 // left, or the shutdown closed an idle connection).
 template <class Parser>
@@ -57,6 +53,7 @@ int head_error_status(const error_code& ec, const Parser& parser) {
     return parser.get().method_string().empty() ? 414 : 431;
   }
   if (ec == http::error::end_of_stream || ec == http::error::partial_message) return 0;
+  if (ec == http::error::body_limit) return 413;  // Content-Length over http.max_body_size
   return is_parse_error(ec) ? 400 : 0;
 }
 
@@ -66,10 +63,16 @@ std::string_view reason_body(int status) {
       return "Bad Request\n";
     case 404:
       return "Not Found\n";
+    case 408:
+      return "Request Timeout\n";
+    case 413:
+      return "Content Too Large\n";
     case 414:
       return "URI Too Long\n";
     case 431:
       return "Request Header Fields Too Large\n";
+    case 501:
+      return "Not Implemented\n";
     case 502:
       return "Bad Gateway\n";
     case 504:
@@ -87,7 +90,13 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
       client_watch_(client_.get_executor(),
                     [this] {
                       error_code ignored;
-                      client_.close(ignored);
+                      if (reading_body_) {
+                        // Cancelled, not closed: the client is owed a 408.
+                        body_timed_out_ = true;
+                        client_.cancel(ignored);
+                      } else {
+                        client_.close(ignored);
+                      }
                     }),
       upstream_watch_(client_.get_executor(), [this] {
         upstream_timed_out_ = true;
@@ -101,6 +110,7 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
   const auto snapshot = worker_.engine().snapshot();
   timeouts_ = snapshot->rules.timeouts;
   escaped_slashes_ = snapshot->rules.escaped_slashes;
+  bodies_ = snapshot->rules.bodies;
   worker_.add(this);
   worker_.stats().open_connections.add(1);
 }
@@ -139,17 +149,26 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   RequestParser& p = parser_.emplace(std::piecewise_construct, std::make_tuple(),
                                      std::make_tuple(ArenaAllocator<char>(request_arena_)));
   p.header_limit(kMaxHeaderBytes);
-  p.body_limit(boost::none);  // bodies are streamed, never held whole
+  // Beast refuses a longer Content-Length at the head and a longer chunked body as it streams.
+  p.body_limit(bodies_.max_size > 0 ? boost::optional<std::uint64_t>(bodies_.max_size)
+                                    : boost::none);
+  body_pace_ = {};
+  body_timed_out_ = false;
   exchange_ = {};
   idle_ = client_buffer_.size() == 0;
   client_watch_.expires_after(ns(first_ ? timeouts_.header : timeouts_.idle));
   first_ = false;
-  const error_code ec = co_await read_head(client_, client_buffer_, p);
+  head_scan_.reset();
+  const error_code ec = co_await read_head(client_, client_buffer_, p, head_scan_);
   idle_ = false;
   client_watch_.disarm();
   if (ec) co_return co_await refuse_head(head_error_status(ec, p));
-
   auto& req = p.get();
+  // Never forwarded: a head whose body another reader could delimit otherwise.
+  if (const auto problem = check_request_framing(req)) {
+    co_return co_await refuse_head(problem.status);
+  }
+
   const std::string_view target = req.target();
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 
@@ -215,6 +234,8 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     exchange_.dry_run_denied = true;
     worker_.warn_dry_run(outcome_, now);
   }
+  bodies_ = rules.bodies;
+  held_.reset();
   if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
   worker_.stats().response(exchange_.status);
   log(exchange_, outcome_.client(), rules.access_log);
@@ -250,21 +271,25 @@ bool ClientSession::read_target(const http::request_header<Fields>& req,
 
 Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
   if (status == 0) co_return Next::kClose;
+  exchange_.decision = "error";
+  worker_.stats().response(status);
+  co_await answer_error(status);
+  const auto snapshot = worker_.engine().snapshot();
+  log(exchange_, peer_, snapshot->rules.access_log);
+  co_return Next::kClose;
+}
+
+Awaitable<void> ClientSession::answer_error(int status) {
   const std::string_view body = reason_body(status);
   head_.clear();
   append_local_response_head(head_, status, body.size(), {}, false, 11);
   head_ += body;
   exchange_.status = status;
   exchange_.bytes = body.size();
-  exchange_.decision = "error";
-  worker_.stats().response(status);
-  const auto snapshot = worker_.engine().snapshot();
-  log(exchange_, peer_, snapshot->rules.access_log);
   client_watch_.expires_after(ns(timeouts_.idle));
   co_await write_all(client_, head_);
   client_watch_.disarm();
   linger_ = true;  // the rest of what it sent is unread
-  co_return Next::kClose;
 }
 
 Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::string_view body,
@@ -293,27 +318,11 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;
 }
 
-Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code& ec) {
-  // A malformed body (bad chunk) deserves a 400; a client that left gets nothing.
-  if (is_parse_error(ec) && client_.is_open()) {
-    const std::string_view body = reason_body(400);
-    head_.clear();
-    append_local_response_head(head_, 400, body.size(), {}, false, 11);
-    head_ += body;
-    exchange_.status = 400;
-    exchange_.bytes = body.size();
-    client_watch_.expires_after(ns(timeouts_.idle));
-    co_await write_all(client_, head_);
-    client_watch_.disarm();
-    linger_ = true;
-  }
-  co_return Next::kClose;
-}
-
 Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   RequestParser& p = *parser_;
   const auto& req = p.get();
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  bodies_ = outcome_.snapshot->rules.bodies;
   const ExtraFields extra = fields_;
   UpstreamPool& pool = worker_.pool();
   UpstreamState& up = pool.state(*outcome_.route->upstream, outcome_.snapshot->version);
@@ -335,12 +344,12 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     client_watch_.disarm();
     if (ec) co_return Next::kClose;
   }
-  // The first piece of the body goes out with the head, in one write.
-  std::size_t first = 0;
+  // What is read of the body before an upstream is chosen goes out with the head, in one write.
+  std::string_view first;
   if (!p.is_done()) {
-    auto [ec, got] = co_await read_request_piece();
+    auto [ec, got] = co_await read_body_ahead();
     if (ec) co_return co_await client_body_error(ec);
-    first = got;
+    first = {held_.get(), got};
   }
   // Still in hand whole: it can be sent again on another connection.
   const bool whole = p.is_done();
@@ -389,7 +398,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
         co_return co_await client_body_error(read_ec);
       }
       upstream_watch_.expires_after(ns(timeouts_.upstream));
-      ec = co_await write_piece(conn->socket, {}, n, chunked_up, p.is_done() && chunked_up);
+      ec = co_await write_piece(conn->socket, {}, {body_.get(), n}, chunked_up,
+                                p.is_done() && chunked_up);
     }
     if (!ec) {
       new_response_parser(rp, head_request);
@@ -421,14 +431,24 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
                                      extra, keep_alive);
   }
 
+  co_return co_await relay_response(up, *server, std::move(conn), *rp, got, extra, keep_alive,
+                                    start);
+}
+
+Awaitable<ClientSession::Next> ClientSession::relay_response(
+    UpstreamState& up, ServerState& server, std::unique_ptr<UpstreamConnection> conn,
+    ResponseParser& rp, std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
+  UpstreamPool& pool = worker_.pool();
+  const auto& req = parser_->get();
+  const bool head_request = req.method() == http::verb::head;
   // Relay the response: head and first piece in one write, then piece by piece.
-  const auto& res = rp->get();
+  const auto& res = rp.get();
   const int status = res.result_int();
   const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
   Framing framing = Framing::kNone;
   std::uint64_t length = 0;
   if (has_body) {
-    if (const auto cl = rp->content_length()) {
+    if (const auto cl = rp.content_length()) {
       framing = Framing::kLength;
       length = *cl;
     } else if (req.version() >= 11) {
@@ -442,21 +462,22 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   head_.clear();
   append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
   exchange_.status = status;
-  bool done = rp->is_done();
+  bool done = rp.is_done();
   client_watch_.expires_after(ns(timeouts_.idle));
-  error_code ec = co_await write_piece(client_, head_, got, chunked_down, done && chunked_down);
+  error_code ec =
+      co_await write_piece(client_, head_, {body_.get(), got}, chunked_down, done && chunked_down);
   exchange_.bytes += got;
   bool upstream_broken = false;
   while (!ec && !done) {
     upstream_watch_.expires_after(ns(timeouts_.upstream));
-    auto [read_ec, n] = co_await read_response_piece(*conn, *rp);
+    auto [read_ec, n] = co_await read_response_piece(*conn, rp);
     if (read_ec) {
       upstream_broken = true;
       break;
     }
-    done = rp->is_done();
+    done = rp.is_done();
     client_watch_.expires_after(ns(timeouts_.idle));
-    ec = co_await write_piece(client_, {}, n, chunked_down, done && chunked_down);
+    ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
     exchange_.bytes += n;
   }
   client_watch_.disarm();
@@ -466,15 +487,15 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
   if (upstream_broken) {
     // Cut off mid-body: the client sees a truncated response and a closed connection.
-    pool.failed(up, *server, end);
+    pool.failed(up, server, end);
     co_return Next::kClose;
   }
   up.stats->observe(end - start);
-  pool.succeeded(*server);
+  pool.succeeded(server);
   if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
-  if (rp->keep_alive() && conn->buffer.size() == 0) {
+  if (rp.keep_alive() && conn->buffer.size() == 0) {
     conn->reused = false;
-    pool.put_idle(*server, std::move(conn));
+    pool.put_idle(server, std::move(conn));
   }
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;
 }
@@ -507,15 +528,6 @@ Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerStat
   co_return conn;
 }
 
-Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece() {
-  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
-  client_watch_.expires_after(ns(timeouts_.idle));
-  auto result =
-      co_await read_body_piece(client_, client_buffer_, *parser_, body_.get(), kPieceBytes);
-  client_watch_.disarm();
-  co_return result;
-}
-
 void ClientSession::new_response_parser(std::optional<ResponseParser>& rp, bool head_request) {
   rp.reset();
   response_arena_.reset();
@@ -532,32 +544,24 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece
 }
 
 Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
-                                                 std::size_t n, bool chunked, bool last) {
+                                                 std::string_view data, bool chunked, bool last) {
   static constexpr std::string_view kCrlf = "\r\n";
   static constexpr std::string_view kLastChunk = "0\r\n\r\n";
   std::array<asio::const_buffer, 5> buffers;
   std::size_t k = 0;
   char size_line[24];
   if (!head.empty()) buffers[k++] = asio::buffer(head);
-  if (n > 0) {
+  if (!data.empty()) {
     if (chunked) {
-      const auto end = fmt::format_to(size_line, "{:x}\r\n", n);
+      const auto end = fmt::format_to(size_line, "{:x}\r\n", data.size());
       buffers[k++] = asio::buffer(size_line, static_cast<std::size_t>(end - size_line));
     }
-    buffers[k++] = asio::buffer(body_.get(), n);
+    buffers[k++] = asio::buffer(data);
     if (chunked) buffers[k++] = asio::buffer(kCrlf);
   }
   if (last) buffers[k++] = asio::buffer(kLastChunk);
   if (k == 0) co_return error_code{};
   co_return co_await write_all(socket, std::span<const asio::const_buffer>(buffers.data(), k));
-}
-
-Awaitable<bool> ClientSession::drain_request_body() {
-  while (!parser_->is_done()) {
-    auto [ec, n] = co_await read_request_piece();
-    if (ec) co_return false;
-  }
-  co_return true;
 }
 
 Awaitable<void> ClientSession::linger_close() {

@@ -1,8 +1,9 @@
 // One client connection to the gateway: reads requests (keep-alive), asks the engine about each
 // and acts on the Verdict: forward (after its delay) to an upstream server with the body
 // streamed both ways, or answer locally (reject, respond, no route). Malformed heads (and
-// targets or hosts that cannot be normalized) get 400, an oversized head 431, a long target
-// 414, and the connection is closed.
+// targets or hosts that cannot be normalized, or framing another reader could take otherwise)
+// get 400, an unknown transfer coding 501, an oversized head 431, a long target 414, a body
+// over http.max_body_size 413, one that misses its pace 408, and the connection is closed.
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -17,6 +18,8 @@
 
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
+#include "request_body.hpp"
+#include "request_framing.hpp"
 #include "sluice/engine/fields.hpp"
 #include "sluice/engine/loop.hpp"
 #include "upstream_pool.hpp"
@@ -66,25 +69,41 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // the normalized path and the routing host into target_; false when the head gets 400.
   bool read_target(const boost::beast::http::request_header<Fields>& req,
                    engine::RequestView& view);
-  // Answers a request head that cannot be served (400, 414, 431) and closes; 0: just close.
+  // Answers a request head that cannot be served (400, 413, 414, 431, 501) and closes; 0: just
+  // close.
   Awaitable<Next> refuse_head(int status);
+  // Writes the gateway's own error answer; the connection is to close (after linger_close).
+  Awaitable<void> answer_error(int status);
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
                                 bool keep_alive);
   Awaitable<Next> forward(bool keep_alive);
+  // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece
+  // by piece, then pools the upstream connection if it can carry another request.
+  Awaitable<Next> relay_response(UpstreamState& up, ServerState& server,
+                                 std::unique_ptr<UpstreamConnection> conn, ResponseParser& rp,
+                                 std::size_t got, ExtraFields extra, bool keep_alive,
+                                 core::Nanos start);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
-  // Reads the next piece of the request body into body_ (with the client's deadline).
+  // Reads the next piece of the request body into body_, within the body's pace.
   Awaitable<std::pair<boost::system::error_code, std::size_t>> read_request_piece();
+  // The same into data[0, size): at least one byte unless the body is done. A body that misses
+  // its pace (timeouts.body, http.min_body_rate) sets body_timed_out_.
+  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_request_into(char* data,
+                                                                                 std::size_t size);
+  // Reads into held_ what is read of the body before an upstream connection is taken: all of
+  // it up to http.buffer_bodies, else its first piece (request_body.hpp).
+  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_body_ahead();
   // Reads the response head (if not yet read) and the next piece of its body into body_.
   // A fresh response parser in `rp`, its fields in response_arena_.
   void new_response_parser(std::optional<ResponseParser>& rp, bool head_request);
   Awaitable<std::pair<boost::system::error_code, std::size_t>> read_response_piece(
       UpstreamConnection& conn, ResponseParser& parser);
-  // One write: `head`, then `n` bytes of body_ (as one chunk when `chunked`), then the last
-  // chunk when `last`.
+  // One write: `head`, then `data` (as one chunk when `chunked`), then the last chunk when
+  // `last`.
   Awaitable<boost::system::error_code> write_piece(Socket& socket, std::string_view head,
-                                                   std::size_t n, bool chunked, bool last);
+                                                   std::string_view data, bool chunked, bool last);
   // Skips a small unread request body so that the connection can carry the next request.
   Awaitable<bool> drain_request_body();
   // Half-closes, then reads what the client still sends (briefly) so that it gets the reply
@@ -101,6 +120,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Arena request_arena_;
   Arena response_arena_;
   std::optional<RequestParser> parser_;
+  HeadScanner head_scan_;
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
@@ -111,7 +131,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string path_scratch_;          // where target_.path lives when it was rewritten
   std::string host_scratch_;          // where the routing host lives when it was lower-cased
   std::string head_;
-  std::unique_ptr<char[]> body_;
+  std::unique_ptr<char[]> body_;  // one piece of a body, either direction
+  std::unique_ptr<char[]> held_;  // the request body read ahead (read_body_ahead)
+  BodyPace body_pace_;
+  bool reading_body_ = false;    // the client watchdog guards a body read: 408, not a close
+  bool body_timed_out_ = false;  // ...and it fired
   Watchdog client_watch_;
   Watchdog upstream_watch_;
   Socket* upstream_io_ = nullptr;  // what upstream_watch_ closes
@@ -120,6 +144,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool first_ = true;    // no request served yet: the header timeout, not the idle one
   bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
   config::Timeouts timeouts_;
+  config::BodyLimits bodies_;
   proto::http::EscapedSlashes escaped_slashes_ = proto::http::EscapedSlashes::kDecode;
   Exchange exchange_;
 };

@@ -15,6 +15,7 @@
 #include <boost/beast/http/error.hpp>
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <utility>
 
 #include "loop_types.hpp"
@@ -47,17 +48,34 @@ Awaitable<error_code> fill(Socket& socket, beast::flat_buffer& buffer, Parser& p
 
 }  // namespace http_io
 
-// Reads until the parser has the whole head (the body is left in `buffer`).
-template <class Parser>
+// Looks at nothing: read_head's default.
+struct NoHeadScan {
+  boost::system::error_code scan(std::string_view) { return {}; }
+  void consumed(std::size_t) {}
+};
+
+// A parser's complaint about the bytes (as opposed to the socket's: the peer left, a timeout).
+inline bool is_parse_error(const boost::system::error_code& ec) {
+  return ec.category() == make_error_code(boost::beast::http::error::bad_target).category();
+}
+
+// Reads until the parser has the whole head (the body is left in `buffer`). `scanner` sees the
+// raw bytes before the parser does (HeadScanner, request_framing.hpp); its error ends the read.
+template <class Parser, class Scanner = NoHeadScan>
 Awaitable<boost::system::error_code> read_head(Socket& socket, boost::beast::flat_buffer& buffer,
-                                               Parser& parser) {
+                                               Parser& parser, Scanner&& scanner = {}) {
   namespace http = boost::beast::http;
   for (;;) {
     if (parser.is_header_done()) co_return boost::system::error_code{};
     if (buffer.size() > 0) {
+      const auto bytes = buffer.data();
+      if (auto ec = scanner.scan({static_cast<const char*>(bytes.data()), bytes.size()})) {
+        co_return ec;
+      }
       boost::system::error_code ec;
-      const std::size_t used = parser.put(buffer.data(), ec);
+      const std::size_t used = parser.put(bytes, ec);
       buffer.consume(used);
+      scanner.consumed(used);
       if (!ec && used > 0) continue;
       if (ec && ec != http::error::need_more) co_return ec;
     }

@@ -230,6 +230,15 @@ def upstreams():
 
 # ---------------------------------------------------------------- sluice
 
+def accepts_connections(port):
+    """Whether a connection to 127.0.0.1:port is accepted now."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 class Sluice:
     """`sluice serve` on free ports; stderr to a file, the access log to another."""
 
@@ -255,11 +264,7 @@ class Sluice:
 
         def ready():
             assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
-            try:
-                socket.create_connection(("127.0.0.1", self.gateway_port), timeout=1).close()
-                return True
-            except OSError:
-                return False
+            return accepts_connections(self.gateway_port)
 
         wait_until(ready, timeout=8, what="the gateway to listen")
 
@@ -347,9 +352,9 @@ def rule_config(upstream, name, limit, key="client_ip", extra="", **fields):
     return gateway_config([upstream.address], rules=rule, route_rules=f"[{name}]", extra=extra)
 
 
-def raw_request(port, data, timeout=5):
-    """Sends raw bytes on a fresh connection; returns everything read until the server closes
-    (or `timeout` passes)."""
+def raw_exchange(port, data, timeout=5):
+    """Sends raw bytes on a fresh connection; returns (everything read, whether the server
+    closed the connection within `timeout` of a read)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         out = b""
@@ -357,8 +362,15 @@ def raw_request(port, data, timeout=5):
             while True:
                 piece = s.recv(65536)
                 if not piece:
-                    break
+                    return out, True
                 out += piece
         except socket.timeout:
-            pass
-        return out
+            return out, False
+        except ConnectionResetError:
+            return out, True
+
+
+def raw_request(port, data, timeout=5):
+    """Sends raw bytes on a fresh connection; returns everything read until the server closes
+    (or `timeout` passes)."""
+    return raw_exchange(port, data, timeout)[0]

@@ -6,7 +6,7 @@ import time
 
 import requests
 
-from conftest import gateway_config
+from conftest import accepts_connections, gateway_config
 
 
 def test_request_in_flight_completes_then_exit_0(sluice, upstreams):
@@ -26,12 +26,7 @@ def test_request_in_flight_completes_then_exit_0(sluice, upstreams):
     time.sleep(0.4)  # in flight at the upstream
     s.proc.send_signal(signal.SIGTERM)
     time.sleep(0.2)
-    # No longer accepting.
-    try:
-        socket.create_connection(("127.0.0.1", s.gateway_port), timeout=1).close()
-        refused = False
-    except OSError:
-        refused = True
+    refused = not accepts_connections(s.gateway_port)  # no longer accepting
     t.join(10)
     assert result.get("status") == 200 and result["body"] == "slow\n", result
     assert result["took"] >= 1.4

@@ -80,6 +80,8 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
   EXPECT_EQ(a.timeouts.header, b.timeouts.header);
   EXPECT_EQ(a.timeouts.idle, b.timeouts.idle);
   EXPECT_EQ(a.timeouts.upstream, b.timeouts.upstream);
+  EXPECT_EQ(a.timeouts.body, b.timeouts.body);
+  EXPECT_EQ(a.bodies, b.bodies);
   EXPECT_EQ(a.ratelimit_headers, b.ratelimit_headers);
   EXPECT_EQ(a.legacy_headers, b.legacy_headers);
   EXPECT_EQ(a.access_log, b.access_log);
@@ -163,6 +165,10 @@ TEST(ConfigLoader, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(rs.timeouts.header, 10 * core::kNanosPerSecond);
   EXPECT_EQ(rs.timeouts.idle, 60 * core::kNanosPerSecond);
   EXPECT_EQ(rs.timeouts.upstream, 30 * core::kNanosPerSecond);
+  EXPECT_EQ(rs.timeouts.body, 60 * core::kNanosPerSecond);
+  EXPECT_EQ(rs.bodies.buffer, std::size_t{64} << 10);
+  EXPECT_EQ(rs.bodies.max_size, 0u);
+  EXPECT_EQ(rs.bodies.min_rate, 1024u);
   EXPECT_TRUE(rs.ratelimit_headers);
   EXPECT_FALSE(rs.legacy_headers);
   EXPECT_EQ(rs.access_log, "");
@@ -193,6 +199,8 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(rs.trusted_proxies[3].bytes[15], 1);
   EXPECT_EQ(rs.memory, std::size_t{16} << 20);
   EXPECT_EQ(rs.timeouts.upstream, 15 * core::kNanosPerSecond);
+  EXPECT_EQ(rs.timeouts.body, 20 * core::kNanosPerSecond);
+  EXPECT_EQ(rs.bodies, (BodyLimits{1u << 20, 10u << 20, 4u << 10}));
   EXPECT_TRUE(rs.legacy_headers);
   EXPECT_EQ(rs.access_log, "/var/log/sluice/access.log");
   EXPECT_FALSE(rs.write_back);

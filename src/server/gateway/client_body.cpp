@@ -1,0 +1,71 @@
+// ClientSession (client_session.hpp): reading the request body at its pace, reading ahead what
+// is held before forwarding (request_body.hpp), and refusing a body that is too slow, too long
+// or malformed.
+#include <algorithm>
+#include <chrono>
+
+#include "client_session.hpp"
+#include "http_io.hpp"
+#include "sluice/core/clock.hpp"
+
+namespace sluice::server::gateway {
+
+using boost::system::error_code;
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece() {
+  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  co_return co_await read_request_into(body_.get(), kPieceBytes);
+}
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(char* data,
+                                                                             std::size_t size) {
+  core::Nanos now = core::CoarseClock::read();
+  if (!body_pace_.started()) body_pace_ = BodyPace(timeouts_.body, bodies_.min_rate, now);
+  client_watch_.expires_after(
+      std::chrono::nanoseconds(std::max<core::Nanos>(0, body_pace_.deadline() - now)));
+  reading_body_ = true;
+  auto result = co_await read_body_piece(client_, client_buffer_, *parser_, data, size);
+  reading_body_ = false;
+  client_watch_.disarm();
+  body_pace_.got(result.second, core::CoarseClock::read());
+  co_return result;
+}
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_body_ahead() {
+  const auto length = parser_->content_length();
+  const ReadAhead ahead = read_ahead(length ? std::optional(*length) : std::nullopt,
+                                     bodies_.buffer, kPieceBytes);
+  held_ = std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(ahead.bytes, 1));
+  std::size_t n = 0;
+  do {
+    auto [ec, got] = co_await read_request_into(held_.get() + n, ahead.bytes - n);
+    n += got;
+    if (ec) co_return std::pair{ec, n};
+  } while (ahead.all && n < ahead.bytes && !parser_->is_done());
+  co_return std::pair{error_code{}, n};
+}
+
+Awaitable<bool> ClientSession::drain_request_body() {
+  while (!parser_->is_done()) {
+    auto [ec, n] = co_await read_request_piece();
+    if (ec) co_return false;
+  }
+  co_return true;
+}
+
+Awaitable<ClientSession::Next> ClientSession::client_body_error(const error_code& ec) {
+  // A body too slow gets 408 (as nginx's client_body_timeout), too long 413, malformed (a bad
+  // chunk) 400; a client that left gets nothing.
+  int status = 0;
+  if (body_timed_out_) {
+    status = 408;
+  } else if (ec == http::error::body_limit) {
+    status = 413;
+  } else if (is_parse_error(ec)) {
+    status = 400;
+  }
+  if (status != 0 && client_.is_open()) co_await answer_error(status);
+  co_return Next::kClose;
+}
+
+}  // namespace sluice::server::gateway
