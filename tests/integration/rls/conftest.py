@@ -1,7 +1,6 @@
 """Fixtures for the Envoy rate limit service tests: Python gRPC stubs generated at test time
 (grpc_tools.protoc, Debian's python3-grpc-tools) from the same proto/ files the server is built
 from, and a real `sluice serve --grpc 127.0.0.1:PORT --rls-config FILE` on free ports."""
-import importlib
 import os
 import sys
 
@@ -9,16 +8,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 from integration_support import ServeProcess, free_port  # noqa: E402
-
-PROTO_ROOT = os.path.join(HERE, "..", "..", "..", "proto")
-PROTOS = [
-    "envoy/type/v3/ratelimit_unit.proto",
-    "envoy/extensions/common/ratelimit/v3/ratelimit.proto",
-    "envoy/service/ratelimit/v3/rls.proto",
-]
-# google/protobuf/duration.proto: Debian's libprotobuf-dev puts the well-known types here.
-WELL_KNOWN = "/usr/include"
+from rls_stubs import generate, request  # noqa: E402
 
 RLS_CONFIG = os.path.join(HERE, "edge.yaml")
 
@@ -26,19 +18,7 @@ RLS_CONFIG = os.path.join(HERE, "edge.yaml")
 @pytest.fixture(scope="session")
 def pb(tmp_path_factory):
     """The generated modules: pb.rls (rls_pb2), pb.rls_grpc (rls_pb2_grpc)."""
-    from grpc_tools import protoc
-
-    out = str(tmp_path_factory.mktemp("rls_stubs"))
-    args = ["grpc_tools.protoc", f"-I{PROTO_ROOT}", f"-I{WELL_KNOWN}",
-            f"--python_out={out}", f"--grpc_python_out={out}"] + PROTOS
-    assert protoc.main(args) == 0, "grpc_tools.protoc failed on proto/"
-    sys.path.insert(0, out)
-
-    class Modules:
-        rls = importlib.import_module("envoy.service.ratelimit.v3.rls_pb2")
-        rls_grpc = importlib.import_module("envoy.service.ratelimit.v3.rls_pb2_grpc")
-
-    return Modules
+    return generate(tmp_path_factory.mktemp("rls_stubs"))
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +53,6 @@ def ask(stub, pb):
     """ask([[("key", "value"), ...], ...], domain="edge", hits=0) -> RateLimitResponse."""
 
     def call(descriptors, domain="edge", hits=0, overrides=None):
-        req = pb.rls.RateLimitRequest(domain=domain, hits_addend=hits)
-        for i, entries in enumerate(descriptors):
-            d = req.descriptors.add()
-            for k, v in entries:
-                e = d.entries.add()
-                e.key, e.value = k, v
-            if overrides and overrides[i]:
-                d.limit.requests_per_unit, d.limit.unit = overrides[i]
-        return stub.ShouldRateLimit(req, timeout=10)
+        return stub.ShouldRateLimit(request(pb, descriptors, domain, hits, overrides), timeout=10)
 
     return call
