@@ -9,10 +9,12 @@
 
 namespace sluice::engine {
 
-Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry)
+Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry,
+           const core::Clock* clock)
     : engine_(engine), io_(io) {
   snapshot();
   if (auto options = store_options(snapshot_->rules)) {
+    if (clock != nullptr) options->client.clock = clock;
     store_ = std::make_unique<backend::redis::Store>(io_, *options);
     if (registry != nullptr) {
       metrics_ = registry->add(

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::backend::redis {
@@ -22,8 +23,10 @@ namespace sluice::engine {
 class Loop {
  public:
   // Makes the loop's Redis store when the config names one (a url added later takes a
-  // restart). Registers the store's counters with `registry` when given.
-  Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry = nullptr);
+  // restart), its deadlines in `clock` (the loop's; the steady clock when null). Registers the
+  // store's counters with `registry` when given.
+  Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry = nullptr,
+       const core::Clock* clock = nullptr);
   ~Loop();
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;

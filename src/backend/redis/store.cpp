@@ -170,7 +170,7 @@ void Store::flush() {
 }
 
 void Store::send(std::vector<Part> parts) {
-  const core::Nanos now = core::SteadyClock::read();
+  const core::Nanos now = options_.client.clock->now();
   const bool allowed = breaker_.allow(now);
   publish_stats();
   if (!allowed) {
@@ -208,7 +208,7 @@ void Store::send(std::vector<Part> parts) {
       [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
        shape = std::move(shape)](Outcome outcome) {
         if (alive.expired()) return;
-        const core::Nanos at = core::SteadyClock::read();
+        const core::Nanos at = options_.client.clock->now();
         const auto* failure = std::get_if<Failure>(&outcome);
         const bool connection_down =
             failure != nullptr && failure->kind == Failure::Kind::kConnection;
@@ -267,7 +267,7 @@ void Store::send(std::vector<Part> parts) {
 }
 
 void Store::decide_leased(const std::shared_ptr<Job>& job) {
-  const core::Nanos now = core::SteadyClock::read();
+  const core::Nanos now = options_.client.clock->now();
   if (pools_.size() >= kPoolSweepAt) {
     std::erase_if(pools_, [&](const auto& kv) {
       return !kv.second.taking && kv.second.waiting.empty() && kv.second.expires <= now;

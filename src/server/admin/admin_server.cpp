@@ -29,7 +29,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         store(std::make_shared<ConfigStore>(engine, std::move(path), std::move(rls_files))),
         service(std::make_shared<AdminService>(store, registry)),
         clock(io),
-        loop(std::make_unique<engine::Loop>(engine, io, &registry)),
+        loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)),
         lease_timer(io),
         acceptor(asio::make_strand(io)) {
     // The decision API decides on this loop; rules kept in Redis go through its own store.

@@ -37,7 +37,7 @@ struct SessionRegistry {
 // listener owns it and closes every session before it goes).
 struct LoopParts {
   LoopParts(engine::Engine& e, boost::asio::io_context& io, metrics::Registry* registry)
-      : clock(io), loop(e, io, registry) {}
+      : clock(io), loop(e, io, registry, &clock) {}
   LoopClock clock;
   engine::Loop loop;
 };

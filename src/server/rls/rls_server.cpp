@@ -21,7 +21,7 @@ struct RlsServer::Impl {
       : address(std::move(listen)),
         // Windows start where envoyproxy/ratelimit's do: at whole Unix seconds, minutes, ...
         clock(io, core::system_clock()),
-        loop(engine, io, registry),
+        loop(engine, io, registry, &clock),
         service(io, loop, clock) {
     if (registry != nullptr) {
       metrics = registry->add([this](metrics::Sink& sink) { service.collect_metrics(sink); });

@@ -23,10 +23,9 @@ constexpr std::uint8_t kMaxReloads = 2;
 // milliseconds; retry at this pace until the deadline.
 constexpr core::Nanos kRetryDelay = 5 * core::kNanosPerMilli;
 
-core::Nanos now() { return core::SteadyClock::read(); }
-
 ConnectionOptions connection_options(const ClientOptions& o) {
   ConnectionOptions c;
+  c.clock = o.clock;
   c.timeout = std::max<core::Nanos>(o.timeout, 1);
   c.connect_timeout = std::max<core::Nanos>(o.connect_timeout, 1);
   // A zero backoff would spin on a dead server.
@@ -87,7 +86,7 @@ void ClientCore::submit(std::vector<std::string> args, std::string_view routing_
   auto request = std::make_unique<Request>();
   request->args = std::move(args);
   request->done = std::move(cb);
-  request->deadline = now() + connection_options_.timeout;
+  request->deadline = connection_options_.clock->now() + connection_options_.timeout;
   request->evalsha = evalsha;
   if (request->args.empty()) {
     fail(std::move(request), Failure::Kind::kProtocol, "empty command", true);
@@ -110,7 +109,7 @@ void ClientCore::dispatch(RequestPtr request, bool defer) {
     fail(std::move(request), Failure::Kind::kConnection, "no Redis server configured", defer);
     return;
   }
-  if (now() >= request->deadline) {
+  if (connection_options_.clock->now() >= request->deadline) {
     fail(std::move(request), Failure::Kind::kTimeout,
          "no reply within " + core::format_duration(connection_options_.timeout), defer);
     return;
@@ -252,7 +251,7 @@ void ClientCore::on_failure(Connection&, RequestPtr request, Failure failure) {
   // one that refuses is passed over for the next seed rather than failing the command.
   if (cluster_ && !closed_ && !request->internal && failure.kind == Failure::Kind::kConnection &&
       (!request->routed || slots_.owner(request->slot) == kNoNode) &&
-      request->redirects < kMaxRedirects && now() < request->deadline) {
+      request->redirects < kMaxRedirects && connection_options_.clock->now() < request->deadline) {
     ++request->redirects;
     dispatch(std::move(request), true);
     return;
@@ -291,7 +290,7 @@ void ClientCore::redirect(Connection& from, RequestPtr request, Reply reply) {
         false);
     return;
   }
-  if (closed_ || now() >= request->deadline) {
+  if (closed_ || connection_options_.clock->now() >= request->deadline) {
     dispatch(std::move(request), false);  // fails it, with the right reason
     return;
   }
@@ -299,7 +298,7 @@ void ClientCore::redirect(Connection& from, RequestPtr request, Reply reply) {
 }
 
 void ClientCore::retry_later(RequestPtr request, Reply reply) {
-  const core::Nanos due = now() + kRetryDelay;
+  const core::Nanos due = connection_options_.clock->now() + kRetryDelay;
   if (closed_ || due >= request->deadline) {
     fail(std::move(request), Failure::Kind::kTimeout,
          "the cluster did not serve the command within " +
@@ -327,7 +326,7 @@ void ClientCore::arm_retry() {
 }
 
 void ClientCore::run_retries() {
-  const core::Nanos t = now();
+  const core::Nanos t = connection_options_.clock->now();
   while (!delayed_.empty() && delayed_.front().due <= t) {
     RequestPtr request = std::move(delayed_.front().request);
     delayed_.pop_front();
@@ -388,7 +387,8 @@ void ClientCore::schedule_refresh() {
       if (pass == 1 && existing && existing->state() == Connection::State::kBackoff) continue;
       auto request = std::make_unique<Request>();
       request->internal = true;
-      request->deadline = now() + connection_options_.connect_timeout + connection_options_.timeout;
+      request->deadline = connection_options_.clock->now() + connection_options_.connect_timeout +
+                          connection_options_.timeout;
       request->args = {"CLUSTER", "SLOTS"};
       request->done = [this, node](Outcome outcome) { on_slots(node, std::move(outcome)); };
       if (connection(node).send(request, false) == Connection::Admit::kQueued) {

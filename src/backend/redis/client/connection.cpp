@@ -25,8 +25,6 @@ constexpr core::Nanos kRescanInterval = core::kNanosPerMilli;
 // A write buffer this big after a burst is given back rather than kept for the next one.
 constexpr std::size_t kKeepWriteBuffer = 1 << 20;
 
-core::Nanos now() { return core::SteadyClock::read(); }
-
 asio::steady_timer::time_point to_time_point(core::Nanos t) {
   return asio::steady_timer::time_point(std::chrono::nanoseconds(t));
 }
@@ -135,7 +133,7 @@ void Connection::on_connect(std::uint64_t gen, const boost::system::error_code& 
   socket_.set_option(tcp::no_delay(true), ignored);
   state_ = State::kConnected;
   backoff_ = options_.reconnect_min;
-  last_read_ = now();
+  last_read_ = options_.clock->now();
   pending_since_ = last_read_;
   const bool again = had_trouble_;
   had_trouble_ = false;
@@ -242,7 +240,7 @@ void Connection::on_read(std::uint64_t gen, const boost::system::error_code& ec,
          ec == asio::error::eof ? std::string("closed by the server") : "read: " + ec.message());
     return;
   }
-  last_read_ = now();
+  last_read_ = options_.clock->now();
   if (!reader_.feed(rbuf_.data(), n)) {
     lose(Failure::Kind::kProtocol, "out of memory reading a reply");
     return;
@@ -271,7 +269,7 @@ void Connection::on_read(std::uint64_t gen, const boost::system::error_code& ec,
 
 void Connection::push_pending(core::Nanos deadline, RequestPtr request) {
   if (pending_.empty()) {
-    pending_since_ = now();
+    pending_since_ = options_.clock->now();
     in_order_ = true;
     expired_front_ = 0;
     tail_deadline_ = 0;
@@ -306,7 +304,7 @@ void Connection::arm_timer(core::Nanos at) {
 
 void Connection::check_deadlines() {
   if (pending_.empty()) return;
-  const core::Nanos t = now();
+  const core::Nanos t = options_.clock->now();
   core::Nanos next = core::kForever;
   if (state_ == State::kConnected) {
     // Silence while commands wait: the server or the path to it is gone, even if TCP says not.
