@@ -8,7 +8,7 @@
 #include <map>
 
 #include "internal.hpp"
-#include "rls_internal.hpp"
+#include "readers.hpp"
 #include "section.hpp"
 #include "sluice/core/byte_size.hpp"
 

@@ -1,5 +1,5 @@
-// The RLS readers the config loader calls (rls_reader.cpp): one envoyproxy/ratelimit
-// document, and the main config's `rls:` section.
+// The readers the config loader calls: the main config (reader.cpp), one envoyproxy/ratelimit
+// document and the main config's `rls:` section (rls_reader.cpp).
 #pragma once
 
 #include <optional>
@@ -8,6 +8,9 @@
 #include "sluice/config/rule_set.hpp"
 
 namespace sluice::config::internal {
+
+// The main config's mapping into a RuleSet; its checks run after (check_all).
+RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins);
 
 // One document (a domain); nullopt for an empty one, or with the errors in `errors`.
 std::optional<RlsDomain> read_rls_domain(const YAML::Node& doc, Errors& errors);
