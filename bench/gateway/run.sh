@@ -2,10 +2,16 @@
 # `make bench-gateway`: the gateway beside nginx 1.22, side by side in one run (issue 4).
 #   bash bench/gateway/run.sh [BUILD_DIR]        (default build/release)
 #   DURATION=10 REPS=3 CONNECTIONS=50 bash bench/gateway/run.sh
+#   SLUICE_BASELINE=/path/to/older/sluice bash bench/gateway/run.sh   (a 4th target: the same
+#     config on another sluice binary, interleaved with the rest: before/after in one run)
+#   PIN=0 ...   (no CPU pinning)
 # wrk -t1 -cCONNECTIONS for DURATION seconds against three targets, all in front of the same
 # upstream (nginx `return 200`, one worker):
 #   (a) the upstream directly, (b) nginx as a reverse proxy with limit_req, one worker,
 #   (c) sluice serve with the equivalent rule (leaky-bucket = nginx limit_req), one worker.
+# Pinned (PIN=1, the default, on a machine with 2+ CPUs): wrk alone on CPU 0, the proxy under
+# test and the upstream on CPU 1, so the client never competes with what it measures.
+# Before measuring, every proxy is asked once and must answer as nginx does (same status).
 # Two runs: a rate far above the load (every request passes the limiter) and a low rate (most
 # are rejected with 429). Repetitions are interleaved across targets and the medians reported,
 # so that load from elsewhere spoils one repetition of each rather than every one of one.
@@ -33,6 +39,12 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 cmake --build "$BUILD" --target sluice >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; exit 1; }
 SLUICE="$BUILD/sluice"
+BASELINE="${SLUICE_BASELINE:-}"
+PIN="${PIN:-1}"
+CLIENT_CPU="" SERVER_CPU=""
+if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  CLIENT_CPU="taskset -c 0" SERVER_CPU="taskset -c 1"
+fi
 
 # ---- processes started here, stopped on any exit
 PIDS=()
@@ -60,11 +72,13 @@ UPSTREAM_PORT=$(free_port)
 PROXY_PORT=$(free_port)
 SLUICE_PORT=$(free_port)
 ADMIN_PORT=$(free_port)
+BASE_PORT=$(free_port)
+BASE_ADMIN_PORT=$(free_port)
 BURST=100
 NGINX_RATE=1r/s SLUICE_RATE=1/s  # placeholders until a run sets them
 
 render "$HERE/nginx-upstream.conf.in" "$OUT/upstream.conf"
-nginx -p "$OUT" -c "$OUT/upstream.conf" -e "$OUT/upstream-error.log" &
+$SERVER_CPU nginx -p "$OUT" -c "$OUT/upstream.conf" -e "$OUT/upstream-error.log" &
 PIDS+=($!)
 wait_port "$UPSTREAM_PORT"
 upstream_worker=$(pgrep -P "${PIDS[0]}")
@@ -78,7 +92,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 wrk_once() {
   local out t0 t1
   t0=$(cpu_ticks "$3")
-  out=$(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$2/")
+  out=$($CLIENT_CPU wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$2/")
   t1=$(cpu_ticks "$3")
   echo "$out" >"$OUT/last-$1.wrk"
   echo "$out" | python3 -c '
@@ -111,23 +125,39 @@ for run in pass reject; do
   fi
   render "$HERE/nginx-proxy.conf.in" "$OUT/proxy.conf"
   render "$HERE/sluice.yaml.in" "$OUT/sluice.yaml"
-  nginx -p "$OUT" -c "$OUT/proxy.conf" -e "$OUT/proxy-error.log" &
+  $SERVER_CPU nginx -p "$OUT" -c "$OUT/proxy.conf" -e "$OUT/proxy-error.log" &
   nginx_pid=$!
   PIDS+=("$nginx_pid")
-  "$SLUICE" serve --config "$OUT/sluice.yaml" 2>"$OUT/sluice-$run.log" &
+  $SERVER_CPU "$SLUICE" serve --config "$OUT/sluice.yaml" 2>"$OUT/sluice-$run.log" &
   sluice_pid=$!
   PIDS+=("$sluice_pid")
+  base_pid=""
+  if [ -n "$BASELINE" ]; then
+    sed -e "s|127.0.0.1:$SLUICE_PORT|127.0.0.1:$BASE_PORT|; s|127.0.0.1:$ADMIN_PORT|127.0.0.1:$BASE_ADMIN_PORT|" \
+      "$OUT/sluice.yaml" >"$OUT/baseline.yaml"
+    $SERVER_CPU "$BASELINE" serve --config "$OUT/baseline.yaml" 2>"$OUT/baseline-$run.log" &
+    base_pid=$!
+    PIDS+=("$base_pid")
+    wait_port "$BASE_PORT"
+  fi
   wait_port "$PROXY_PORT"
   wait_port "$SLUICE_PORT"
   nginx_worker=$(pgrep -P "$nginx_pid")
+  # Behaviour first: each proxy answers a request as nginx does, or nothing is measured.
+  want=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PROXY_PORT/")
+  for port in "$SLUICE_PORT" ${base_pid:+"$BASE_PORT"}; do
+    got=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")
+    [ "$got" = "$want" ] || { say "port $port answers $got where nginx answers $want"; exit 1; }
+  done
   for rep in $(seq "$REPS"); do
     say "run $run ($NGINX_RATE), repetition $rep/$REPS"
     wrk_once "$run-direct" "$UPSTREAM_PORT" "$upstream_worker"
     wrk_once "$run-nginx" "$PROXY_PORT" "$nginx_worker"
     wrk_once "$run-sluice" "$SLUICE_PORT" "$sluice_pid"
+    if [ -n "$base_pid" ]; then wrk_once "$run-baseline" "$BASE_PORT" "$base_pid"; fi
   done
-  kill "$nginx_pid" "$sluice_pid"
-  wait "$nginx_pid" "$sluice_pid" 2>/dev/null || true
+  kill "$nginx_pid" "$sluice_pid" $base_pid
+  wait "$nginx_pid" "$sluice_pid" $base_pid 2>/dev/null || true
 done
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -136,6 +166,8 @@ import os, statistics, sys
 out = sys.argv[1]
 hz = os.sysconf("SC_CLK_TCK")
 names = {"direct": "upstream direct", "nginx": "nginx 1.22 limit_req", "sluice": "sluice serve"}
+if os.path.exists(f"{out}/pass-baseline.txt"):
+    names["baseline"] = "sluice serve (baseline binary)"
 runs = {"pass": "rate 1000000/s (all pass)", "reject": "rate 100/s, burst 100 (most rejected)"}
 print("| run | target | req/s | p50 ms | p99 ms | CPU µs/request | answered 429 "
       "| sluice ÷ nginx req/s | nginx ÷ sluice CPU |")
@@ -150,7 +182,7 @@ for run, title in runs.items():
     for target, label in names.items():
         rps, p50, p99, cpu, share = med[target]
         ratio = cpu_ratio = ""
-        if target == "sluice":
+        if target in ("sluice", "baseline"):
             ratio = f"{rps / med['nginx'][0]:.2f}"
             cpu_ratio = f"{med['nginx'][3] / cpu:.2f}"
         print(f"| {title} | {label} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {cpu:.1f} "
@@ -175,6 +207,8 @@ PYEOF
   echo "CPU µs/request: the serving process's user + system time over the requests it answered"
   echo "(the upstream's worker for the direct row); wrk, the upstream and the proxy share the"
   echo "machine's cores, so req/s moves with the load and the CPU cost is the steadier comparison."
+  echo "Pinned: ${CLIENT_CPU:-no} (wrk) / ${SERVER_CPU:-no} (proxies and upstream)."
+  if [ -n "$BASELINE" ]; then echo "Baseline binary: $BASELINE ($("$BASELINE" --version 2>/dev/null | head -1 || echo unknown))."; fi
   echo "Target (issue 4): sluice ≥ 1.2× nginx's req/s with p99 ≤ nginx's, in both runs."
   echo
   echo "$table"
