@@ -149,8 +149,13 @@ bool CanonicalAddress::parse(std::string_view text) {
   std::memcpy(buf, text.data(), text.size());
   buf[text.size()] = 0;
   if (inet_pton(AF_INET, buf, bytes_) == 1) {
+    // glibc takes only a.b.c.d, decimal, without leading zeros: the text is already canonical.
     v6_ = false;
-  } else if (inet_pton(AF_INET6, buf, bytes_) == 1) {
+    std::memcpy(buf_, buf, text.size() + 1);
+    len_ = text.size();
+    return true;
+  }
+  if (inet_pton(AF_INET6, buf, bytes_) == 1) {
     static const unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     v6_ = std::memcmp(bytes_, kMapped, 12) != 0;
     if (!v6_) std::memmove(bytes_, bytes_ + 12, 4);

@@ -358,7 +358,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   std::uint64_t tried = 0;
   std::shared_ptr<ServerState> server;
   std::unique_ptr<UpstreamConnection> conn;
-  std::optional<ResponseParser> rp;
+  std::optional<ResponseParser>& rp = response_;
+  rp.reset();
   bool may_reuse = true;
   int failure = 502;
   std::size_t got = 0;
@@ -402,12 +403,12 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
                                 p.is_done() && chunked_up);
     }
     if (!ec) {
-      new_response_parser(rp, head_request);
+      new_response_parser(head_request);
       upstream_watch_.expires_after(ns(timeouts_.upstream));
       ec = co_await read_head(conn->socket, conn->buffer, *rp);
       // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
       while (!ec && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
-        new_response_parser(rp, head_request);
+        new_response_parser(head_request);
         ec = co_await read_head(conn->socket, conn->buffer, *rp);
       }
       if (!ec) std::tie(ec, got) = co_await read_response_piece(*conn, *rp);
@@ -528,7 +529,8 @@ Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerStat
   co_return conn;
 }
 
-void ClientSession::new_response_parser(std::optional<ResponseParser>& rp, bool head_request) {
+ClientSession::ResponseParser& ClientSession::new_response_parser(bool head_request) {
+  std::optional<ResponseParser>& rp = response_;
   rp.reset();
   response_arena_.reset();
   rp.emplace(std::piecewise_construct, std::make_tuple(),
@@ -536,6 +538,7 @@ void ClientSession::new_response_parser(std::optional<ResponseParser>& rp, bool 
   rp->header_limit(kMaxHeaderBytes);
   rp->body_limit(boost::none);
   if (head_request) rp->skip(true);
+  return *rp;
 }
 
 Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece(

@@ -96,8 +96,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // it up to http.buffer_bodies, else its first piece (request_body.hpp).
   Awaitable<std::pair<boost::system::error_code, std::size_t>> read_body_ahead();
   // Reads the response head (if not yet read) and the next piece of its body into body_.
-  // A fresh response parser in `rp`, its fields in response_arena_.
-  void new_response_parser(std::optional<ResponseParser>& rp, bool head_request);
+  // A fresh response parser in response_, its fields in response_arena_.
+  ResponseParser& new_response_parser(bool head_request);
   Awaitable<std::pair<boost::system::error_code, std::size_t>> read_response_piece(
       UpstreamConnection& conn, ResponseParser& parser);
   // One write: `head`, then `data` (as one chunk when `chunked`), then the last chunk when
@@ -120,6 +120,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Arena request_arena_;
   Arena response_arena_;
   std::optional<RequestParser> parser_;
+  // A member, not a local of forward(): a coroutine frame over 1 KiB is never recycled by
+  // Asio's per-thread cache, so it would cost a malloc per request.
+  std::optional<ResponseParser> response_;
   HeadScanner head_scan_;
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
