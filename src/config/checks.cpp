@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "internal.hpp"
@@ -42,28 +43,50 @@ std::string name_problem(std::string_view what, std::string_view name) {
 template <class T>
 std::string defined_names(const std::vector<T>& entries, std::string_view what) {
   if (entries.empty()) return "no " + std::string(what) + "s are defined";
+  constexpr std::size_t kShown = 20;  // a message, not a listing: a config may hold 100k rules
   std::string out = "defined: ";
-  for (std::size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i].name;
+  for (std::size_t i = 0; i < entries.size() && i < kShown; ++i) {
+    out += (i ? ", " : "") + entries[i].name;
+  }
+  if (entries.size() > kShown) out += ", ... (" + std::to_string(entries.size()) + " in all)";
   return out;
 }
+
+// Rules by name, built once per check: RuleSet::rule() is a linear search, which a route-by-
+// route check of a config with many rules would make quadratic.
+class RuleIndex {
+ public:
+  explicit RuleIndex(const RuleSet& rs) {
+    by_name_.reserve(rs.rules.size());
+    for (const auto& r : rs.rules) by_name_.emplace(r.name, &r);  // the first of a name counts
+  }
+  const Rule* find(std::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string_view, const Rule*> by_name_;
+};
 
 template <class T>
 void check_unique(const std::vector<T>& entries, const std::vector<Origin>& origins,
                   std::string_view what, Errors& errors) {
+  std::unordered_map<std::string_view, std::size_t> first_of;
+  first_of.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (entries[j].name != entries[i].name || entries[i].name.empty()) continue;
-      const int first = origins[j].line;
-      errors.add(origins[i].line,
-                 "duplicate " + std::string(what) + " name " + quoted(entries[i].name) +
-                     (first > 0 ? " (first at line " + std::to_string(first) + ")" : ""));
-      break;
-    }
+    if (entries[i].name.empty()) continue;
+    const auto [it, fresh] = first_of.emplace(entries[i].name, i);
+    if (fresh) continue;
+    const int first = origins[it->second].line;
+    errors.add(origins[i].line,
+               "duplicate " + std::string(what) + " name " + quoted(entries[i].name) +
+                   (first > 0 ? " (first at line " + std::to_string(first) + ")" : ""));
   }
 }
 
-void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Origin& o,
-                 Errors& errors) {
+void check_route(const Route& r, std::size_t index, const RuleSet& rs, const RuleIndex& rules,
+                 const Origin& o, Errors& errors) {
   const std::string p = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
                                        : "route " + quoted(r.name) + ": ";
   auto fail = [&](std::string_view field, const std::string& problem) {
@@ -100,7 +123,7 @@ void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Ori
   }
   for (std::size_t i = 0; i < r.rules.size(); ++i) {
     const std::string path = "rules." + std::to_string(i);
-    if (rs.rule(r.rules[i]) == nullptr) {
+    if (rules.find(r.rules[i]) == nullptr) {
       fail(path,
            "no rule named " + quoted(r.rules[i]) + " (" + defined_names(rs.rules, "rule") + ")");
     } else if (std::find(r.rules.begin(), r.rules.begin() + static_cast<std::ptrdiff_t>(i),
@@ -182,7 +205,7 @@ void check_rls(const RuleSet& rs, const Origins& o, Errors& errors) {
   }
 }
 
-void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
+void check_redis(const RuleSet& rs, const RuleIndex& rules, const Origins& o, Errors& errors) {
   for (std::size_t i = 0; i < rs.rules.size(); ++i) {
     const Rule& r = rs.rules[i];
     const Origin& ro = o.rules[i];
@@ -230,7 +253,7 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
     std::vector<std::string> redis_rules;
     bool leased = false;
     for (const auto& name : route.rules) {
-      const Rule* r = rs.rule(name);
+      const Rule* r = rules.find(name);
       if (r == nullptr || rs.storage_of(*r) != Storage::kRedis || r->action == Action::kDryRun) {
         continue;
       }
@@ -246,7 +269,7 @@ void check_redis(const RuleSet& rs, const Origins& o, Errors& errors) {
     }
     if (route.combine != Combine::kFirst) continue;
     for (const auto& name : route.rules) {
-      const Rule* r = rs.rule(name);
+      const Rule* r = rules.find(name);
       if (r != nullptr && rs.storage_of(*r) == Storage::kRedis) {
         errors.add(o.routes[i].at("combine"), "route " + quoted(route.name) +
                                                   ": field 'combine': 'first' needs every rule "
@@ -357,6 +380,7 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
                                          " is also the admin address; give them different ports");
     }
   }
+  const RuleIndex rules(rs);
   check_unique(rs.upstreams, o.upstreams, "upstream", errors);
   check_unique(rs.routes, o.routes, "route", errors);
   check_unique(rs.rules, o.rules, "rule", errors);
@@ -364,10 +388,10 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
     check_upstream(rs.upstreams[i], o.upstreams[i], errors);
   }
   for (std::size_t i = 0; i < rs.routes.size(); ++i) {
-    check_route(rs.routes[i], i, rs, o.routes[i], errors);
+    check_route(rs.routes[i], i, rs, rules, o.routes[i], errors);
   }
   for (std::size_t i = 0; i < rs.rules.size(); ++i) check_rule(rs.rules[i], o.rules[i], errors);
-  check_redis(rs, o, errors);
+  check_redis(rs, rules, o, errors);
   check_resp(rs, o, errors);
   check_rls(rs, o, errors);
 }

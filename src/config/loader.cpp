@@ -1,13 +1,12 @@
-// Loading configs (sluice/config/loader.hpp): a file's text, the RLS files a config names,
-// every error at its own file and line, the checks after the reading.
+// Loading configs (sluice/config/loader.hpp): a file's text under the size cap, the RLS files a
+// config names, every error at its own file and line, the checks after the reading.
 #include "sluice/config/loader.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <limits>
 #include <map>
 
 #include "readers.hpp"
+#include "yaml_tree.hpp"
 
 namespace sluice::config {
 
@@ -20,19 +19,13 @@ using internal::quoted;
 
 namespace {
 
-// The text of a file, or the error that names it.
-std::optional<ConfigError> read_file(const std::string& path, std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  int error = f == nullptr ? errno : 0;
-  if (f != nullptr) {
-    char buf[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    if (std::ferror(f)) error = errno;
-    std::fclose(f);
-  }
-  if (error == 0) return std::nullopt;
-  return ConfigError{path, 0, std::string("cannot read: ") + std::strerror(error)};
+// The text of a file under the size cap, or the error that names it.
+std::optional<ConfigError> read_file(const std::string& path, std::size_t max_size,
+                                     std::string& text) {
+  auto read = read_config_file(path, max_size);
+  if (!read) return ConfigError{path, 0, read.error()};
+  text = std::move(read).value();
+  return std::nullopt;
 }
 
 // A file the config names, relative to the config's own folder.
@@ -45,7 +38,8 @@ std::string beside(const std::string& config_file, const std::string& path) {
 // The domains of the RLS files (the config's `rls.files`, then `extra`) into `rules`, each error
 // at its own file and line; a domain defined twice anywhere is refused.
 void read_rls_files(RuleSet& rules, const std::string& config_file,
-                    const std::vector<std::string>& extra, std::vector<ConfigError>& errors) {
+                    const std::vector<std::string>& extra, std::size_t max_size,
+                    std::vector<ConfigError>& errors) {
   std::vector<std::string> paths;
   if (rules.rls) {
     for (const auto& f : rules.rls->files) paths.push_back(beside(config_file, f));
@@ -55,11 +49,11 @@ void read_rls_files(RuleSet& rules, const std::string& config_file,
   if (!rules.rls) rules.rls.emplace();
   for (const auto& path : paths) {
     std::string text;
-    if (auto e = read_file(path, text)) {
+    if (auto e = read_file(path, max_size, text)) {
       errors.push_back(*e);
       continue;
     }
-    RlsLoaded loaded = load_rls_text(text, path);
+    RlsLoaded loaded = load_rls_text(text, path, max_size);
     errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
     for (auto& d : loaded.domains) rules.rls->domains.push_back(std::move(d));
   }
@@ -77,86 +71,95 @@ void read_rls_files(RuleSet& rules, const std::string& config_file,
 }  // namespace
 
 Loaded load_config_text(std::string_view yaml, const std::string& file_name,
-                        const std::vector<std::string>& rls_files) {
+                        const std::vector<std::string>& rls_files, std::size_t max_size) {
   Errors errors;
   RuleSet rs;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
-    if (docs.empty() || docs.front().IsNull()) {
+    yaml::Limits limits;
+    limits.max_expanded = max_size;
+    const yaml::Tree tree = yaml::parse(yaml, limits);
+    const std::vector<yaml::Node> docs = tree.documents();
+    if (docs.empty() || docs.front().is_null()) {
       errors.add(1,
                  "the file is empty; a config is a mapping of fields such as listen, routes "
                  "and rules (see docs/configuration.md)");
-    } else if (!docs.front().IsMap()) {
+    } else if (!docs.front().is_map()) {
       errors.add(line_of(docs.front()),
                  "a config is a mapping of fields such as listen, routes and rules, got " +
                      describe(docs.front()));
     } else {
       Origins origins;
-      rs = read_config(docs.front(), errors, origins);
+      rs = internal::read_config(docs.front(), errors, origins);
       check_all(rs, origins, errors);
     }
     if (docs.size() > 1) {
       errors.add(line_of(docs[1]),
                  "a second YAML document starts here (after '---'); a config is one document");
     }
-  } catch (const YAML::Exception& e) {
-    errors.add(line_of(e.mark), "YAML syntax: " + e.msg);
+  } catch (const yaml::ParseError& e) {
+    errors.add(e.line(), (e.syntax() ? "YAML syntax: " : "") + std::string(e.what()));
   }
   Loaded out;
   out.errors = std::move(errors).located(file_name);
-  read_rls_files(rs, file_name, rls_files, out.errors);
+  read_rls_files(rs, file_name, rls_files, max_size, out.errors);
   if (out.errors.empty()) out.rules = std::move(rs);
   return out;
 }
 
-Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files) {
+Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files,
+                        std::size_t max_size) {
   std::string text;
-  if (auto e = read_file(path, text)) return Loaded{std::nullopt, {*e}};
-  return load_config_text(text, path, rls_files);
+  if (auto e = read_file(path, max_size, text)) return Loaded{std::nullopt, {*e}};
+  return load_config_text(text, path, rls_files, max_size);
 }
 
-Loaded load_any_file(const std::string& path) {
+Loaded load_any_file(const std::string& path, std::size_t max_size) {
   std::string text;
-  if (auto e = read_file(path, text)) return Loaded{std::nullopt, {*e}};
+  if (auto e = read_file(path, max_size, text)) return Loaded{std::nullopt, {*e}};
   bool rls = false;
   try {
-    const YAML::Node doc = YAML::Load(text);
-    rls = doc.IsMap() && doc["domain"];
-  } catch (const YAML::Exception&) {
+    yaml::Limits limits;
+    limits.max_expanded = max_size;
+    const yaml::Tree tree = yaml::parse(text, limits);
+    rls = tree.root().is_map() && tree.root().find("domain");
+  } catch (const yaml::ParseError&) {
     // not YAML: the main config's reader says where and why
   }
-  return rls ? load_rls_files({path}) : load_config_text(text, path);
+  return rls ? load_rls_files({path}, max_size) : load_config_text(text, path, {}, max_size);
 }
 
-Loaded load_rls_files(const std::vector<std::string>& paths) {
+Loaded load_rls_files(const std::vector<std::string>& paths, std::size_t max_size) {
   Loaded out;
   RuleSet rs;
-  read_rls_files(rs, "", paths, out.errors);
+  read_rls_files(rs, "", paths, max_size, out.errors);
   if (out.errors.empty()) out.rules = std::move(rs);
   return out;
 }
 
-RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name) {
+RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name,
+                        std::size_t max_size) {
   Errors errors;
   RlsLoaded out;
   try {
-    for (const YAML::Node& doc : YAML::LoadAll(std::string(yaml))) {
+    yaml::Limits limits;
+    limits.max_expanded = max_size;
+    limits.max_documents = std::numeric_limits<std::size_t>::max();  // one domain each
+    const yaml::Tree tree = yaml::parse(yaml, limits);
+    for (const yaml::Node& doc : tree.documents()) {
       if (auto d = internal::read_rls_domain(doc, errors)) {
         d->file = file_name;
         out.domains.push_back(std::move(*d));
       }
     }
-  } catch (const YAML::Exception& e) {
-    errors.add(line_of(e.mark), "YAML syntax: " + e.msg);
+  } catch (const yaml::ParseError& e) {
+    errors.add(e.line(), (e.syntax() ? "YAML syntax: " : "") + std::string(e.what()));
   }
-  for (std::size_t i = 0; i < out.domains.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (out.domains[i].name != out.domains[j].name) continue;
-      errors.add(out.domains[i].line, "domain " + quoted(out.domains[i].name) +
-                                          " defined twice (first at " + file_name + ":" +
-                                          std::to_string(out.domains[j].line) + ")");
-      break;
-    }
+  std::map<std::string_view, int> first_line;  // a file may hold many domains
+  for (const RlsDomain& d : out.domains) {
+    const auto [it, fresh] = first_line.emplace(d.name, d.line);
+    if (fresh) continue;
+    errors.add(d.line, "domain " + quoted(d.name) + " defined twice (first at " + file_name +
+                           ":" + std::to_string(it->second) + ")");
   }
   out.errors = std::move(errors).located(file_name);
   if (!out.errors.empty()) out.domains.clear();

@@ -1,7 +1,6 @@
 // Reading the main YAML config into a RuleSet (readers.hpp): each value into the model, errors
 // at their lines, and an Origin per entry so the checks that follow can place theirs too.
 #include <arpa/inet.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <map>
+#include <limits>
 
 #include "internal.hpp"
 #include "readers.hpp"
@@ -23,6 +22,12 @@
 namespace sluice::config {
 
 using internal::check_all;
+using internal::describe;
+using internal::Entry;
+using internal::Item;
+using internal::join;
+using internal::line_of;
+using internal::Section;
 using internal::check_rule;
 using internal::describe;
 using internal::Entry;
@@ -154,7 +159,7 @@ core::Expected<KeyPart> parse_key_part(std::string_view text) {
   return KeyPart{row->kind, argument};
 }
 
-Rule read_rule(const std::string& name, const YAML::Node& node, int line, Errors& errors,
+Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors& errors,
                Origin& origin, bool name_field) {
   Rule r;
   r.name = name;
@@ -224,10 +229,10 @@ std::optional<std::string> path_problem(std::string_view path) {
   return std::nullopt;
 }
 
-Route read_route(const YAML::Node& node, std::size_t index, Errors& errors, Origin& origin) {
+Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Origin& origin) {
   Route r;
   r.line = origin.line = line_of(node);
-  if (node.IsMap() && node["name"] && node["name"].IsScalar()) r.name = node["name"].Scalar();
+  if (auto name = node.find("name"); name && name->is_scalar()) r.name = name->scalar();
   const std::string prefix = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
                                             : "route " + quoted(r.name) + ": ";
   Section s(node, prefix, "", errors, origin,
@@ -392,7 +397,7 @@ void read_body_limits(Section& h, BodyLimits& out) {
 
 }  // namespace
 
-RuleSet internal::read_config(const YAML::Node& root, Errors& errors, Origins& origins) {
+RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
   Section s(
       root, "", "", errors, origins.top,
@@ -570,12 +575,12 @@ core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_o
   Origin origin;
   std::optional<Rule> rule;
   try {
-    const YAML::Node node = YAML::Load(std::string(yaml_or_json));
-    rule = read_rule(name, node, 0, errors, origin, true);
+    const yaml::Tree tree = yaml::parse(yaml_or_json, yaml::Limits{});
+    rule = read_rule(name, tree.root(), 0, errors, origin, true);
     check_rule(*rule, origin, errors);
-  } catch (const YAML::Exception& e) {
+  } catch (const yaml::ParseError& e) {
     return core::make_error("rule " + quoted(name) + ": not valid YAML or JSON (line " +
-                            std::to_string(line_of(e.mark)) + "): " + e.msg);
+                            std::to_string(e.line()) + "): " + e.what());
   }
   if (!errors.empty()) return core::make_error(errors.joined());
   return *std::move(rule);

@@ -10,10 +10,10 @@
 namespace sluice::config::internal {
 
 // The main config's mapping into a RuleSet; its checks run after (check_all).
-RuleSet read_config(const YAML::Node& root, Errors& errors, Origins& origins);
+RuleSet read_config(const yaml::Node& root, Errors& errors, Origins& origins);
 
 // One document (a domain); nullopt for an empty one, or with the errors in `errors`.
-std::optional<RlsDomain> read_rls_domain(const YAML::Node& doc, Errors& errors);
+std::optional<RlsDomain> read_rls_domain(const yaml::Node& doc, Errors& errors);
 
 // The `rls:` section: settings, the files it names, its own domains.
 std::optional<RlsSettings> read_rls(Section& top, Errors& errors);

@@ -117,12 +117,12 @@ std::optional<RlsRateLimit> rate_limit(Section& d) {
 std::vector<RlsDescriptor> descriptors(Section& s, const std::string& prefix, Errors& errors,
                                        Origin& origin);
 
-std::optional<RlsDescriptor> descriptor(const YAML::Node& node, const std::string& prefix,
+std::optional<RlsDescriptor> descriptor(const yaml::Node& node, const std::string& prefix,
                                         Errors& errors, Origin& origin) {
   RlsDescriptor out;
   out.line = internal::line_of(node);
-  if (node.IsMap() && node["key"] && node["key"].IsScalar()) out.key = node["key"].Scalar();
-  if (node.IsMap() && node["value"] && node["value"].IsScalar()) out.value = node["value"].Scalar();
+  if (auto k = node.find("key"); k && k->is_scalar()) out.key = k->scalar();
+  if (auto v = node.find("value"); v && v->is_scalar()) out.value = v->scalar();
   const std::string here =
       prefix + "descriptor " + quoted(out.key + (out.value.empty() ? "" : "=" + out.value)) + ": ";
   const std::size_t before = errors.size();
@@ -150,7 +150,7 @@ std::vector<RlsDescriptor> descriptors(Section& s, const std::string& prefix, Er
                                        Origin& origin) {
   std::vector<RlsDescriptor> out;
   std::map<std::pair<std::string, std::string>, int> seen;  // (key, value) -> line
-  for (const YAML::Node& item : s.sequence("descriptors")) {
+  for (const yaml::Node& item : s.sequence("descriptors")) {
     auto d = descriptor(item, prefix, errors, origin);
     if (!d) continue;
     auto [it, fresh] = seen.emplace(std::make_pair(d->key, d->value), d->line);
@@ -168,12 +168,12 @@ std::vector<RlsDescriptor> descriptors(Section& s, const std::string& prefix, Er
 
 }  // namespace
 
-std::optional<RlsDomain> internal::read_rls_domain(const YAML::Node& doc, Errors& errors) {
-  if (doc.IsNull()) return std::nullopt;  // an empty document (a trailing `---`) holds none
+std::optional<RlsDomain> internal::read_rls_domain(const yaml::Node& doc, Errors& errors) {
+  if (doc.is_null()) return std::nullopt;  // an empty document (a trailing `---`) holds none
   Origin origin;
   RlsDomain out;
   out.line = line_of(doc);
-  if (!doc.IsMap()) {
+  if (!doc.is_map()) {
     errors.add(out.line, "a domain is a mapping with 'domain' and 'descriptors'");
     return std::nullopt;
   }
@@ -213,7 +213,7 @@ std::optional<RlsSettings> internal::read_rls(Section& top, Errors& errors) {
   if (auto files = r->list("files", true)) {
     for (const auto& f : *files) rls.files.push_back(f.text);
   }
-  for (const YAML::Node& doc : r->sequence("domains")) {
+  for (const yaml::Node& doc : r->sequence("domains")) {
     if (auto d = read_rls_domain(doc, errors)) rls.domains.push_back(std::move(*d));
   }
   return rls;

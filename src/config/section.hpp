@@ -1,26 +1,26 @@
 // Reading a YAML mapping field by field, for the main config and the envoyproxy/ratelimit
 // format alike: unknown and repeated fields reported at their line, each value read and
-// checked with an error that names its field, and where every field was written.
+// checked with an error that names its field, and where every field was written. It reads the
+// compact tree of yaml_tree.hpp, which bounds what a hostile file can make the parser build.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "internal.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/time.hpp"
+#include "yaml_tree.hpp"
 
 namespace sluice::config::internal {
-
-using core::Nanos;
 
 template <class Row, class Show, std::size_t N>
 std::string join(const Row (&rows)[N], Show show) {
@@ -29,21 +29,23 @@ std::string join(const Row (&rows)[N], Show show) {
   return out;
 }
 
-inline int line_of(const YAML::Node& node) { return std::max(node.Mark().line, 0) + 1; }
-inline int line_of(const YAML::Mark& mark) { return std::max(mark.line, 0) + 1; }
+inline int line_of(const yaml::Node& node) { return node.line(); }
 
-inline std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
+inline std::string describe(const yaml::Node& node) {
+  switch (node.type()) {
+    case yaml::Type::kSequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case yaml::Type::kMap:
       return "a mapping";
-    case YAML::NodeType::Scalar:
-      return quoted(node.Scalar());
+    case yaml::Type::kScalar:
+      return quoted(node.scalar());
     default:
       return "nothing";
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reading YAML: a mapping field by field.
 
 // A list item with where it was written.
 struct Item {
@@ -56,7 +58,7 @@ struct Item {
 struct Entry {
   std::string name;
   int line = 0;
-  YAML::Node node;
+  yaml::Node node;
 };
 
 // A YAML mapping read field by field. Unknown and repeated fields are reported on construction.
@@ -65,22 +67,22 @@ struct Entry {
 // empty; of a scalar it is an error.
 class Section {
  public:
-  Section(const YAML::Node& node, std::string prefix, std::string path, Errors& errors,
+  Section(const yaml::Node& node, std::string prefix, std::string path, Errors& errors,
           Origin& origin, std::initializer_list<std::string_view> accepted)
       : prefix_(std::move(prefix)), path_(std::move(path)), errors_(errors), origin_(origin) {
     std::string names;
     for (auto f : accepted) names += (names.empty() ? "" : ", ") + std::string(f);
-    if (node.IsNull()) return;
-    if (!node.IsMap()) {
+    if (node.is_null()) return;
+    if (!node.is_map()) {
       errors_.add(line_of(node), prefix_ + (path_.empty() ? "" : "field " + quoted(path_) + ": ") +
                                      "expected a mapping of fields (" + names + "), got " +
                                      describe(node));
       for (auto f : accepted) origin_.mark_bad(full(f));
       return;
     }
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      const int line = line_of(it->first.Mark());
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string key(node.key(i).scalar());
+      const int line = line_of(node.key(i));
       if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
         errors_.add(line,
                     prefix_ + "unknown field " + quoted(full(key)) + " (accepted: " + names + ")");
@@ -91,7 +93,7 @@ class Section {
                               std::to_string(seen->second.line) + ")");
         continue;
       }
-      fields_.emplace(key, Field{it->second, line});
+      fields_.emplace(key, Field{node.value(i), line});
       origin_.fields[full(key)] = line;
     }
   }
@@ -109,11 +111,11 @@ class Section {
   std::optional<std::string> text(std::string_view f) {
     auto node = find(f);
     if (!node) return std::nullopt;
-    if (!node->IsScalar()) {
-      fail(f, node->IsNull() ? "has no value" : "expected text, got " + describe(*node));
+    if (!node->is_scalar()) {
+      fail(f, node->is_null() ? "has no value" : "expected text, got " + describe(*node));
       return std::nullopt;
     }
-    return node->Scalar();
+    return std::string(node->scalar());
   }
 
   // A whole number in [min, max].
@@ -143,8 +145,8 @@ class Section {
   }
 
   // A positive duration ("250ms").
-  std::optional<Nanos> duration(std::string_view f) {
-    return parsed<Nanos>(f, [](const std::string& t) -> core::Expected<Nanos> {
+  std::optional<core::Nanos> duration(std::string_view f) {
+    return parsed<core::Nanos>(f, [](const std::string& t) -> core::Expected<core::Nanos> {
       auto d = core::parse_duration(t);
       if (d && *d <= 0) return core::make_error("must be longer than 0");
       return d;
@@ -185,28 +187,28 @@ class Section {
     auto node = find(f);
     if (!node) return std::nullopt;
     std::vector<Item> items;
-    if (node->IsNull()) return items;
+    if (node->is_null()) return items;
     const std::string path = full(f);
-    if (node->IsScalar() && one_ok) {
-      items.push_back({node->Scalar(), path, line(f)});
+    if (node->is_scalar() && one_ok) {
+      items.push_back({std::string(node->scalar()), path, line(f)});
       return items;
     }
-    if (!node->IsSequence()) {
+    if (!node->is_sequence()) {
       fail(f, "expected a list (e.g. [a, b]), got " + describe(*node));
       return std::nullopt;
     }
     bool ok = true;
     for (std::size_t i = 0; i < node->size(); ++i) {
-      const YAML::Node item = (*node)[i];
+      const yaml::Node item = node->item(i);
       const std::string item_path = std::string(f) + "." + std::to_string(i);
       origin_.fields[full(item_path)] = line_of(item);
-      if (!item.IsScalar()) {
+      if (!item.is_scalar()) {
         fail(item_path, line_of(item),
              "item " + std::to_string(i + 1) + " is " + describe(item) + ", expected text");
         ok = false;
         continue;
       }
-      items.push_back({item.Scalar(), item_path, line_of(item)});
+      items.push_back({std::string(item.scalar()), item_path, line_of(item)});
     }
     if (!ok) return std::nullopt;
     return items;
@@ -235,7 +237,7 @@ class Section {
                                  std::initializer_list<std::string_view> accepted) {
     auto node = find(f);
     if (!node) return std::nullopt;
-    if (!node->IsNull() && !node->IsMap()) {
+    if (!node->is_null() && !node->is_map()) {
       fail(f, "expected a mapping of fields, got " + describe(*node));
       return std::nullopt;
     }
@@ -246,18 +248,18 @@ class Section {
   std::vector<Entry> entries(std::string_view f, std::string_view what) {
     std::vector<Entry> out;
     auto node = find(f);
-    if (!node || node->IsNull()) return out;
-    if (!node->IsMap()) {
+    if (!node || node->is_null()) return out;
+    if (!node->is_map()) {
       fail(f, "expected a mapping of " + std::string(what) + "s by name, got " + describe(*node));
       return out;
     }
-    for (auto it = node->begin(); it != node->end(); ++it) {
-      Entry e{it->first.Scalar(), line_of(it->first.Mark()), it->second};
-      auto first =
-          std::find_if(out.begin(), out.end(), [&](const Entry& o) { return o.name == e.name; });
-      if (first != out.end()) {
+    std::unordered_map<std::string_view, int> first_line;  // a config may hold 100k rules
+    for (std::size_t i = 0; i < node->size(); ++i) {
+      Entry e{std::string(node->key(i).scalar()), line_of(node->key(i)), node->value(i)};
+      const auto [first, fresh] = first_line.emplace(node->key(i).scalar(), e.line);
+      if (!fresh) {
         errors_.add(e.line, "duplicate " + std::string(what) + " name " + quoted(e.name) +
-                                " (first at line " + std::to_string(first->line) + ")");
+                                " (first at line " + std::to_string(first->second) + ")");
         continue;
       }
       out.push_back(std::move(e));
@@ -266,15 +268,15 @@ class Section {
   }
 
   // The items of a list of mappings (`routes:`).
-  std::vector<YAML::Node> sequence(std::string_view f) {
-    std::vector<YAML::Node> out;
+  std::vector<yaml::Node> sequence(std::string_view f) {
+    std::vector<yaml::Node> out;
     auto node = find(f);
-    if (!node || node->IsNull()) return out;
-    if (!node->IsSequence()) {
+    if (!node || node->is_null()) return out;
+    if (!node->is_sequence()) {
       fail(f, "expected a list, got " + describe(*node));
       return out;
     }
-    for (const auto& item : *node) out.push_back(item);
+    for (std::size_t i = 0; i < node->size(); ++i) out.push_back(node->item(i));
     return out;
   }
 
@@ -282,11 +284,11 @@ class Section {
 
  private:
   struct Field {
-    YAML::Node node;
+    yaml::Node node;
     int line;
   };
 
-  std::optional<YAML::Node> find(std::string_view f) const {
+  std::optional<yaml::Node> find(std::string_view f) const {
     auto it = fields_.find(f);
     if (it == fields_.end()) return std::nullopt;
     return it->second.node;
@@ -321,7 +323,7 @@ struct RedisOptionFields {
   std::optional<FailurePolicy> on_failure;
   std::optional<double> local_share;
   std::optional<std::int64_t> lease;
-  std::optional<Nanos> lease_ttl;
+  std::optional<core::Nanos> lease_ttl;
 };
 constexpr std::int64_t kMaxLease = 1'000'000;
 inline RedisOptionFields read_redis_options(Section& s) {

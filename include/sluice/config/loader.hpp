@@ -2,6 +2,7 @@
 // or every error with its line; single rules come from the admin API; write-back emits YAML.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,23 +25,44 @@ struct Loaded {
   std::vector<ConfigError> errors;  // every error found, in line order
 };
 
+// The largest config file sluice reads (`--max-config-size`), RLS files included. A cap, not a
+// budget: the parsed tree of a file this size takes a few times its size
+// (docs/configuration.md has the figures).
+inline constexpr std::size_t kDefaultMaxConfigSize = 16u << 20;
+
+// Reads a regular file of at most `max_size` bytes, checked while reading (at most max_size + 1
+// bytes are ever read). A FIFO, a device or a directory is refused, so a reload can neither
+// block on a pipe nor read /dev/zero until memory runs out. The error has no file name:
+// "is larger than the config size limit of 16MiB (--max-config-size); ...".
+core::Expected<std::string> read_config_file(const std::string& path, std::size_t max_size);
+// "16MiB (--max-config-size)": the cap as messages name it.
+std::string size_limit_text(std::size_t max_size);
+
+// Every file is read under `max_size`, which also bounds the text a YAML document's aliases
+// may expand to (billion laughs); nesting deeper than 32 levels is refused. Both are errors at
+// their line.
+//
 // `rls_files`: envoyproxy/ratelimit files beyond those the config's `rls.files` names (serve
 // --rls-config); their domains join the config's, each error at its own file and line.
-Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files = {});
+Loaded load_config_file(const std::string& path, const std::vector<std::string>& rls_files = {},
+                        std::size_t max_size = kDefaultMaxConfigSize);
 Loaded load_config_text(std::string_view yaml, const std::string& file_name,
-                        const std::vector<std::string>& rls_files = {});
+                        const std::vector<std::string>& rls_files = {},
+                        std::size_t max_size = kDefaultMaxConfigSize);
 // A config of nothing but the RLS domains of these files (serve --grpc without --config).
-Loaded load_rls_files(const std::vector<std::string>& paths);
+Loaded load_rls_files(const std::vector<std::string>& paths,
+                      std::size_t max_size = kDefaultMaxConfigSize);
 // A main config, or an envoyproxy/ratelimit file (one whose document has a `domain`), read as
 // what it is (check-config).
-Loaded load_any_file(const std::string& path);
+Loaded load_any_file(const std::string& path, std::size_t max_size = kDefaultMaxConfigSize);
 
 // One envoyproxy/ratelimit file: one domain, or several as YAML documents separated by `---`.
 struct RlsLoaded {
   std::vector<RlsDomain> domains;   // empty when there are errors
   std::vector<ConfigError> errors;  // every error found, in line order
 };
-RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name);
+RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name,
+                        std::size_t max_size = kDefaultMaxConfigSize);
 
 // A single rule from a YAML or JSON mapping (the admin API's PUT body; JSON is YAML flow syntax,
 // so one parser reads both). The error lists every problem, each naming the field:
