@@ -1,14 +1,18 @@
 // `sluice check-config` (check_config_command.hpp): load each file, report every error.
 #include "check_config_command.hpp"
 
+#include "config_size_flag.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::cli {
 
-int run_check_config(const std::vector<std::string>& paths, std::FILE* out, std::FILE* err) {
+int run_check_config(const std::vector<std::string>& paths, const std::string& max_config_size,
+                     std::FILE* out, std::FILE* err) {
+  const auto cap = max_config_size_flag(max_config_size, "check-config", err);
+  if (!cap) return 2;
   int status = 0;
   for (const auto& path : paths) {
-    const config::Loaded loaded = config::load_any_file(path);
+    const config::Loaded loaded = config::load_any_file(path, *cap);
     if (loaded.errors.empty()) {
       std::fprintf(out, "%s: ok\n", path.c_str());
       continue;

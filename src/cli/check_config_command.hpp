@@ -9,6 +9,8 @@
 
 namespace sluice::cli {
 
-int run_check_config(const std::vector<std::string>& paths, std::FILE* out, std::FILE* err);
+// `max_config_size`: the --max-config-size flag as given ("" for the default).
+int run_check_config(const std::vector<std::string>& paths, const std::string& max_config_size,
+                     std::FILE* out, std::FILE* err);
 
 }  // namespace sluice::cli

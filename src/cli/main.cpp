@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
                    "(docs/envoy-rls.md); several may be given")
       ->required();
   check_cmd->footer(sluice::cli::kCheckConfigExample);
+  std::string check_max_size;
+  check_cmd->add_option("--max-config-size", check_max_size,
+                        "refuse a file larger than this, e.g. 64MiB (default 16MiB)");
 
   sluice::cli::ServeOptions serve;
   auto* serve_cmd = app.add_subcommand(
@@ -53,6 +56,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--config", serve.config, "the YAML config (docs/configuration.md)");
   serve_cmd->add_option("--listen", serve.listen, "gateway address, overrides the config's");
   serve_cmd->add_option("--admin", serve.admin, "admin address, overrides the config's");
+  serve_cmd->add_option("--max-config-size", serve.max_config_size,
+                        "refuse a config file (at start-up and on reload) larger than this, e.g. "
+                        "64MiB (default 16MiB)");
   serve_cmd->add_option("--resp", serve.resp,
                         "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
   serve_cmd->add_option("--grpc", serve.grpc,
@@ -86,7 +92,9 @@ int main(int argc, char** argv) {
   }
 
   if (replay_cmd->parsed()) return sluice::cli::run_replay(replay, stdin, stdout, stderr);
-  if (check_cmd->parsed()) return sluice::cli::run_check_config(config_files, stdout, stderr);
+  if (check_cmd->parsed()) {
+    return sluice::cli::run_check_config(config_files, check_max_size, stdout, stderr);
+  }
   if (serve_cmd->parsed()) return sluice::cli::run_serve(serve, stderr);
   if (demo_cmd->parsed()) return sluice::cli::run_demo_upstream(demo_listen, stderr);
   std::fputs(app.help().c_str(), stdout);

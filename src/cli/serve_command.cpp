@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "config_size_flag.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
@@ -66,12 +67,15 @@ void drain(asio::steady_timer& timer, server::Gateway* gateway,
 int run_serve(const ServeOptions& options, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
 
+  const auto max_config_size = max_config_size_flag(options.max_config_size, "serve", err);
+  if (!max_config_size) return 2;
   config::RuleSet rules;
   if (!options.config.empty() || !options.rls_config.empty()) {
     // The config, and the RLS domains of --rls-config files beside its own (reloaded with it).
     config::Loaded loaded = options.config.empty()
-                                ? config::load_rls_files(options.rls_config)
-                                : config::load_config_file(options.config, options.rls_config);
+                                ? config::load_rls_files(options.rls_config, *max_config_size)
+                                : config::load_config_file(options.config, options.rls_config,
+                                                           *max_config_size);
     if (!loaded.errors.empty()) {
       for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
       return 2;
@@ -168,8 +172,10 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
-  server::AdminServer admin(io, *engine, admin_listen, options.config, registry,
-                            options.rls_config);
+  server::AdminServer admin(io, *engine,
+                            server::AdminOptions{admin_listen, options.config, options.rls_config,
+                                                 *max_config_size},
+                            registry);
   try {
     admin.start();
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@ struct ServeOptions {
   std::string resp;    // "": no Redis protocol listener (CL.THROTTLE, SLUICE.CHECK)
   std::string grpc;    // "": no Envoy rate limit service (gRPC)
   std::vector<std::string> rls_config;  // its envoyproxy/ratelimit-style YAML files
+  std::string max_config_size;          // "": config::kDefaultMaxConfigSize ("16MiB")
 };
 
 // Runs until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish (at most

@@ -15,7 +15,8 @@
 // back to the config file atomically (temp file + fsync + rename) unless the config says
 // `write_back: false` or there is no file. With a config file, SIGHUP and any change of the
 // file (checked every second) reload it; a file with errors is refused, its errors go to
-// stderr as `file:line: problem`, and the rules in force keep serving.
+// stderr as `file:line: problem`, and the rules in force keep serving. Reloads and changes are
+// parsed and checked on a config thread of their own and swapped in when complete.
 //
 // Listeners (gateway, admin, ...) are bound at start-up: a reload changes rules, routes and
 // upstreams, not the addresses sluice listens on.
@@ -27,21 +28,30 @@
 #include <string>
 #include <vector>
 
+#include "sluice/config/loader.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 
 namespace sluice::server {
 
+struct AdminOptions {
+  config::Endpoint listen;
+  std::string config_path;  // "": no file, so no reload and no write-back
+  // envoyproxy/ratelimit files (serve --rls-config), reloaded with the config.
+  std::vector<std::string> rls_files;
+  // The largest config file a reload (or a write-back's re-read) reads (`--max-config-size`).
+  std::size_t max_config_size = config::kDefaultMaxConfigSize;
+};
+
 class AdminServer {
  public:
-  // `config_path` "" means no file: no reload, no write-back. `engine` and `registry` must
-  // outlive the server; /metrics is the registry's text. Handlers run on `io`, which one
-  // thread runs (the decision API's engine loop lives there).
-  // `rls_files`: envoyproxy/ratelimit files (serve --rls-config), reloaded with the config.
-  AdminServer(boost::asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-              std::string config_path, metrics::Registry& registry,
-              std::vector<std::string> rls_files = {});
+  // `engine` and `registry` must outlive the server; /metrics is the registry's text. Handlers
+  // run on `io`, which one thread runs (the decision API's engine loop lives there). Reloads,
+  // rule changes and :validate run on a thread of the server's own, so a config that takes
+  // seconds to parse never stalls `io`.
+  AdminServer(boost::asio::io_context& io, engine::Engine& engine, AdminOptions options,
+              metrics::Registry& registry);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;

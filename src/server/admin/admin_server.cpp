@@ -11,6 +11,7 @@
 #include "admin_session.hpp"
 #include "common/loop_clock.hpp"
 #include "config_store.hpp"
+#include "config_worker.hpp"
 #include "config_watcher.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/loop.hpp"
@@ -21,13 +22,16 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, engine::Engine& e, config::Endpoint where, std::string path,
-       std::vector<std::string> rls_files, metrics::Registry& registry)
+  Impl(asio::io_context& context, engine::Engine& e, AdminOptions options,
+       metrics::Registry& registry)
       : io(context),
         engine(e),
-        listen(std::move(where)),
-        store(std::make_shared<ConfigStore>(engine, std::move(path), std::move(rls_files))),
-        service(std::make_shared<AdminService>(store, registry)),
+        listen(std::move(options.listen)),
+        worker(std::make_unique<ConfigWorker>()),
+        store(std::make_shared<ConfigStore>(engine, std::move(options.config_path),
+                                            std::move(options.rls_files),
+                                            options.max_config_size)),
+        service(std::make_shared<AdminService>(store, registry, worker->executor())),
         clock(io),
         loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)),
         lease_timer(io),
@@ -72,6 +76,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   asio::io_context& io;
   engine::Engine& engine;
   config::Endpoint listen;
+  std::unique_ptr<ConfigWorker> worker;  // reset by ~AdminServer, never on its own thread
   std::shared_ptr<ConfigStore> store;
   std::shared_ptr<AdminService> service;
   LoopClock clock;
@@ -85,14 +90,15 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   bool stopped = false;
 };
 
-AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, config::Endpoint listen,
-                         std::string config_path, metrics::Registry& registry,
-                         std::vector<std::string> rls_files)
-    : impl_(std::make_shared<Impl>(io, engine, std::move(listen), std::move(config_path),
-                                   std::move(rls_files), registry)) {}
+AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, AdminOptions options,
+                         metrics::Registry& registry)
+    : impl_(std::make_shared<Impl>(io, engine, std::move(options), registry)) {}
 
 AdminServer::~AdminServer() {
   stop();
+  // Joins the config thread (a reload in progress finishes first); the jobs it drops release
+  // what they hold here, on this thread.
+  impl_->worker.reset();
   // The loop's Redis sockets belong to io, which may outlive handlers that keep Impl alive.
   impl_->service->set_loop(nullptr, nullptr);
   impl_->loop.reset();
@@ -119,7 +125,7 @@ void AdminServer::start() {
   impl_->accept();
   impl_->expire_leases();
   if (impl_->store->has_files()) {
-    impl_->watcher = std::make_shared<ConfigWatcher>(impl_->io, impl_->store);
+    impl_->watcher = std::make_shared<ConfigWatcher>(impl_->worker->context(), impl_->store);
     impl_->watcher->start();
   }
 }

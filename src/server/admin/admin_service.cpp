@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -119,8 +120,9 @@ constexpr Family kReplies{"sluice_admin_requests_total", Kind::kCounter,
 
 }  // namespace
 
-AdminService::AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry)
-    : store_(std::move(store)), registry_(registry) {
+AdminService::AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry,
+                           boost::asio::any_io_executor config_work)
+    : store_(std::move(store)), registry_(registry), config_work_(std::move(config_work)) {
   metrics_ = registry_.add([this](metrics::Sink& sink) { collect(sink); });
 }
 
@@ -138,6 +140,23 @@ void AdminService::collect(metrics::Sink& sink) const {
     const auto n = replies_[code].load(std::memory_order_relaxed);
     if (n != 0) sink.add(kReplies, {{"code", std::to_string(code)}}, static_cast<double>(n));
   }
+}
+
+Reply AdminService::on_config_worker(std::function<Reply(AdminService&)> work) {
+  Reply reply;
+  reply.later = [self = shared_from_this(), work = std::move(work)](
+                    std::function<void(Reply)> done) {
+    boost::asio::post(self->config_work_, [self, work, done = std::move(done)] {
+      Reply answer;
+      try {
+        answer = work(*self);
+      } catch (const std::exception& e) {
+        answer = error_reply(500, std::string("internal error: ") + e.what());
+      }
+      done(std::move(answer));
+    });
+  };
+  return reply;
 }
 
 void AdminService::count_reply(unsigned status) {
@@ -164,9 +183,17 @@ Reply AdminService::get_rule(const AdminRequest& request) {
   return json_reply(200, rule_json(*rule));
 }
 
-Reply AdminService::put_rule(const AdminRequest& request) { return counted(put(request)); }
+// A copy of the request goes to the worker; its views (path, query, body) point into the
+// session's parser, which lives until the reply is written.
+Reply AdminService::put_rule(const AdminRequest& request) {
+  return on_config_worker(
+      [request](AdminService& self) { return self.counted(self.put(request)); });
+}
 
-Reply AdminService::delete_rule(const AdminRequest& request) { return counted(erase(request)); }
+Reply AdminService::delete_rule(const AdminRequest& request) {
+  return on_config_worker(
+      [request](AdminService& self) { return self.counted(self.erase(request)); });
+}
 
 Reply AdminService::counted(Reply reply) {
   (reply.status < 300 ? changes_ok_ : changes_error_).fetch_add(1, std::memory_order_relaxed);
@@ -242,6 +269,10 @@ Reply AdminService::erase(const AdminRequest& request) {
 }
 
 Reply AdminService::validate(const AdminRequest& request) {
+  return on_config_worker([request](AdminService& self) { return self.check_body(request); });
+}
+
+Reply AdminService::check_body(const AdminRequest& request) {
   if (request.body.empty()) {
     return error_reply(400, "the body must be a config or a rule (YAML or JSON)", "body");
   }

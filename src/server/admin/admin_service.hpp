@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <boost/asio/any_io_executor.hpp>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -21,10 +22,13 @@ namespace sluice::server {
 class ConfigStore;
 struct AdminRequest;
 
-class AdminService {
+class AdminService : public std::enable_shared_from_this<AdminService> {
  public:
   // Registers its own counters with `registry`, and serves the registry's text on /metrics.
-  AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry);
+  // `config_work` runs the handlers that parse or change the config (PUT, DELETE, :validate),
+  // one at a time, off the loop that serves requests.
+  AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry,
+               boost::asio::any_io_executor config_work);
 
   Reply healthz(const AdminRequest& request);
   Reply metrics(const AdminRequest& request);
@@ -55,8 +59,12 @@ class AdminService {
   metrics::Registry& registry_;
   engine::Loop* loop_ = nullptr;
   const core::Clock* clock_ = nullptr;
+  boost::asio::any_io_executor config_work_;
+  // A Reply whose body `work` computes on the config worker; the session waits for it.
+  Reply on_config_worker(std::function<Reply(AdminService&)> work);
   Reply put(const AdminRequest& request);
   Reply erase(const AdminRequest& request);
+  Reply check_body(const AdminRequest& request);  // :validate, on the worker
   Reply counted(Reply reply);  // into changes_ok_ or changes_error_
 
   std::array<std::atomic<std::uint64_t>, 600> replies_{};  // by status code

@@ -6,6 +6,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -127,10 +128,15 @@ asio::awaitable<void> AdminSession::run() {
     }
     if (reply.later) {
       auto later = std::move(reply.later);
+      // The answer may come from another thread (the config worker): resume on our strand.
       reply = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
-          [&later](auto handler) {
+          [&later, strand = stream_.get_executor()](auto handler) {
             auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-            later([shared](Reply r) { std::move (*shared)(std::move(r)); });
+            later([shared, strand](Reply r) {
+              asio::post(strand, [shared, r = std::move(r)]() mutable {
+                std::move (*shared)(std::move(r));
+              });
+            });
           },
           asio::use_awaitable);
     }

@@ -28,7 +28,7 @@ config::RuleSet ConfigStore::for_file(const config::RuleSet& next) const {
   // Listener addresses may come from `sluice serve` flags, which override the file for this
   // run only: the file keeps its own. (They take effect at start-up, not on reload.)
   config::RuleSet out = next;
-  const config::Loaded on_disk = config::load_config_file(path_, rls_files_);
+  const config::Loaded on_disk = config::load_config_file(path_, rls_files_, max_size_);
   if (on_disk.rules) {
     out.listen = on_disk.rules->listen;
     out.admin = on_disk.rules->admin;
@@ -46,11 +46,12 @@ FileStamp stamp_of(const std::string& path) {
 }
 
 ConfigStore::ConfigStore(engine::Engine& engine, std::string path,
-                         std::vector<std::string> rls_files)
+                         std::vector<std::string> rls_files, std::size_t max_size)
     : engine_(engine),
       path_(std::move(path)),
       file_name_(path_.empty() ? std::string("admin") : path_),
       rls_files_(std::move(rls_files)),
+      max_size_(max_size),
       seen_(path_.empty() ? FileStamp{} : stamp_of(path_)) {
   seen_all_ = stamps();
 }
@@ -88,8 +89,8 @@ void ConfigStore::poll() {
 // The config file with its RLS files; without a config file, the rules in force with their
 // RLS domains read again.
 config::Loaded ConfigStore::load() const {
-  if (!path_.empty()) return config::load_config_file(path_, rls_files_);
-  config::Loaded loaded = config::load_rls_files(rls_files_);
+  if (!path_.empty()) return config::load_config_file(path_, rls_files_, max_size_);
+  config::Loaded loaded = config::load_rls_files(rls_files_, max_size_);
   if (loaded.rules) {
     config::RuleSet rules = engine_.snapshot()->rules;
     rules.rls = loaded.rules->rls;

@@ -46,8 +46,10 @@ class ConfigStore {
  public:
   // `path` "" = no file: changes are not written back, and reload() and poll() only read the
   // RLS files again. `rls_files`: envoyproxy/ratelimit files beside the config's own (serve
-  // --rls-config), read again on every reload.
-  ConfigStore(engine::Engine& engine, std::string path, std::vector<std::string> rls_files = {});
+  // --rls-config), read again on every reload. A file over `max_size` bytes is refused as any
+  // bad file is, before it is parsed.
+  ConfigStore(engine::Engine& engine, std::string path, std::vector<std::string> rls_files,
+              std::size_t max_size);
 
   // Whether there is anything on disk to reload (a config file or RLS files).
   bool has_files() const { return !path_.empty() || !rls_files_.empty(); }
@@ -84,6 +86,7 @@ class ConfigStore {
   const std::string path_;
   const std::string file_name_;
   const std::vector<std::string> rls_files_;
+  const std::size_t max_size_;
   std::mutex mutex_;
   FileStamp seen_;  // the file as last read or written (guarded by mutex_)
   std::vector<std::pair<std::string, FileStamp>> seen_all_;  // and every file read with it
