@@ -81,3 +81,37 @@ def test_error_file_name_is_as_given(sluice_bin, tmp_path):
                        text=True, timeout=30)
     assert p.returncode == 2
     assert p.stderr == "c.yaml:1: field 'workers': expected a whole number, got 'many'\n"
+
+
+MINIMAL = os.path.join(CORPUS, "good", "minimal.yaml")
+
+
+def test_a_file_over_max_config_size_is_one_error_naming_the_cap(sluice_bin, tmp_path):
+    path = tmp_path / "padded.yaml"
+    with open(MINIMAL) as f:
+        text = f.read()
+    path.write_text(text + "#" * (2048 - len(text) - 1) + "\n")  # exactly 2 KiB
+    p = check(sluice_bin, "--max-config-size", "2047", str(path))
+    assert p.returncode == 2
+    assert p.stderr == (f"{path}: is larger than the config size limit of 2047 "
+                        "(--max-config-size); nothing past it was read\n")
+    assert check(sluice_bin, "--max-config-size", "2KiB", str(path)).returncode == 0
+
+
+def test_dev_zero_and_a_fifo_are_refused_at_once(sluice_bin, tmp_path):
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    for path, kind in [("/dev/zero", "a character device"), (str(fifo), "a FIFO (named pipe)")]:
+        p = check(sluice_bin, path)
+        assert (p.returncode, p.stderr) == (2, f"{path}: is {kind}; a config must be a regular "
+                                               "file of at most 16MiB (--max-config-size)\n")
+
+
+@pytest.mark.parametrize("value,problem", [
+    ("lots", "size 'lots' must be bytes with an optional unit (e.g. 64MiB, 16m, 1GiB)"),
+    ("100", "size '100' is out of range (accepted: 1KiB to 1GiB)"),
+    ("2GiB", "size '2GiB' is out of range (accepted: 1KiB to 1GiB)"),
+])
+def test_a_bad_max_config_size_is_refused_by_name(sluice_bin, value, problem):
+    p = check(sluice_bin, "--max-config-size", value, MINIMAL)
+    assert (p.returncode, p.stderr) == (2, f"sluice check-config: --max-config-size: {problem}\n")
