@@ -396,6 +396,12 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
   check_rls(rs, o, errors);
 }
 
+std::optional<std::string> entry_name_problem(std::string_view what, std::string_view name) {
+  if (is_entry_name(name)) return std::nullopt;
+  if (name.empty()) return "a " + std::string(what) + " name cannot be empty";
+  return name_problem(what, name);
+}
+
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name) {
   Errors errors;
   check_all(rules, Origins::of(rules), errors);

@@ -14,6 +14,7 @@
 
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/utf8.hpp"
 
 namespace sluice::config::internal {
 
@@ -49,7 +50,9 @@ std::string_view name_of(const Named<E> (&table)[N], E value) {
   return "?";
 }
 
-inline std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Input echoed in a message: bytes that are not UTF-8, and control characters, shown as \xHH so
+// the message (on stderr, in a JSON reply) is valid text that still says what was written.
+inline std::string quoted(std::string_view s) { return "'" + core::printable(s) + "'"; }
 
 // A field path as errors show it: "servers.1" is the field "servers" (the line says which item).
 std::string shown_field(std::string_view path);

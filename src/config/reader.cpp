@@ -570,6 +570,20 @@ core::Expected<Cidr> parse_cidr(std::string_view text) {
   return c;
 }
 
+std::optional<std::string> rule_body_name(std::string_view yaml_or_json) {
+  try {
+    const yaml::Tree tree = yaml::parse(yaml_or_json, yaml::Limits{});
+    const yaml::Node doc = tree.root();
+    if (!doc.is_map() || !doc.find("limit") || doc.find("rules") || doc.find("routes")) {
+      return std::nullopt;
+    }
+    const auto name = doc.find("name");
+    return name && name->is_scalar() ? std::string(name->scalar()) : std::string();
+  } catch (const yaml::ParseError&) {
+    return std::nullopt;  // not YAML at all: the config reader says where and why
+  }
+}
+
 core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json) {
   Errors errors;
   Origin origin;

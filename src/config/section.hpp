@@ -18,6 +18,7 @@
 #include "internal.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/time.hpp"
+#include "sluice/core/utf8.hpp"
 #include "yaml_tree.hpp"
 
 namespace sluice::config::internal {
@@ -115,6 +116,11 @@ class Section {
       fail(f, node->is_null() ? "has no value" : "expected text, got " + describe(*node));
       return std::nullopt;
     }
+    // YAML is UTF-8, and values go out again in JSON replies and metric labels.
+    if (core::invalid_utf8_at(node->scalar())) {
+      fail(f, core::invalid_utf8_problem(node->scalar()));
+      return std::nullopt;
+    }
     return std::string(node->scalar());
   }
 
@@ -190,6 +196,10 @@ class Section {
     if (node->is_null()) return items;
     const std::string path = full(f);
     if (node->is_scalar() && one_ok) {
+      if (core::invalid_utf8_at(node->scalar())) {
+        fail(f, core::invalid_utf8_problem(node->scalar()));
+        return std::nullopt;
+      }
       items.push_back({std::string(node->scalar()), path, line(f)});
       return items;
     }
@@ -205,6 +215,12 @@ class Section {
       if (!item.is_scalar()) {
         fail(item_path, line_of(item),
              "item " + std::to_string(i + 1) + " is " + describe(item) + ", expected text");
+        ok = false;
+        continue;
+      }
+      if (core::invalid_utf8_at(item.scalar())) {
+        fail(item_path, line_of(item),
+             "item " + std::to_string(i + 1) + " " + core::invalid_utf8_problem(item.scalar()));
         ok = false;
         continue;
       }

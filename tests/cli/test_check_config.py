@@ -28,7 +28,7 @@ def check(sluice_bin, *args):
 def expectations(path):
     """The leading '# expect: LINE: substring' lines of a bad file, as (line, substring)."""
     out = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
             m = re.fullmatch(r"# expect: (\d+): (.*)\n?", line)
             if not m:

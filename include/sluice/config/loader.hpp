@@ -74,6 +74,15 @@ core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_o
 // runs the same checks.
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name);
 
+// Names of rules, routes and upstreams (they appear in admin URLs and metric labels): letters,
+// digits, '_', '-' and '.'. The problem in words, with the name escaped where it is not text
+// ("rule name 'a b' may hold only ..."), or nothing when `name` is fine.
+std::optional<std::string> entry_name_problem(std::string_view what, std::string_view name);
+
+// Whether an admin API body is one rule (a mapping with `limit` and no `rules` or `routes`)
+// rather than a whole config, and the name it gives itself ("" when it gives none).
+std::optional<std::string> rule_body_name(std::string_view yaml_or_json);
+
 // For write-back: loading the text again gives an equal RuleSet (comments are not kept).
 std::string to_yaml(const RuleSet& rules);
 // {"name":..,"limit":"..","key":["query:userId"],"action":"delay","max_wait":"500ms",

@@ -24,6 +24,8 @@ struct Reply {
   std::function<void(std::function<void(Reply)>)> later;
 };
 
+// Strings that are not UTF-8 (client input quoted in a message) go out with \xHH escapes, so
+// the reply is always valid JSON.
 Reply json_reply(unsigned status, const boost::json::value& body);
 
 // `field` names the offending input ("limit", "key", "body", "name"); omitted when empty.

@@ -1,8 +1,6 @@
 // The admin endpoints (admin_service.hpp).
 #include "admin_service.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/json/array.hpp>
@@ -52,14 +50,23 @@ std::vector<std::string> split_rule_problems(const std::string& joined, const st
   return out;
 }
 
-// 400 for a refused change: every problem, the first one's field.
-Reply invalid_reply(const std::vector<std::string>& problems) {
-  Reply reply = error_reply(400, problems.front(), field_of(problems.front()));
-  json::object body = json::parse(reply.body).as_object();
+// 400 for a refused change: every problem, the first one's field (unless `field` says).
+Reply invalid_reply(const std::vector<std::string>& problems, std::string_view field = {}) {
+  json::object body;
+  body["error"] = problems.front();
+  body["field"] = field.empty() ? field_of(problems.front()) : std::string(field);
   json::array all;
   for (const auto& p : problems) all.emplace_back(p);
   body["errors"] = std::move(all);
   return json_reply(400, body);
+}
+
+// A rule name from the path that no rule could have: 400 naming `name`, with `errors` as a
+// refused PUT has it.
+std::optional<Reply> bad_name(const std::string& name) {
+  auto problem = config::entry_name_problem("rule", name);
+  if (!problem) return std::nullopt;
+  return invalid_reply({*problem}, "name");
 }
 
 std::vector<std::string> messages(const std::vector<config::ConfigError>& errors) {
@@ -92,18 +99,6 @@ std::string query_param(std::string_view query, std::string_view name) {
     query.remove_prefix(amp + 1);
   }
   return {};
-}
-
-// A body is one rule when it is a mapping with `limit` and no config section; else a config.
-std::optional<std::string> as_single_rule(std::string_view body) {
-  try {
-    const YAML::Node doc = YAML::Load(std::string(body));
-    if (!doc.IsMap() || !doc["limit"] || doc["rules"] || doc["routes"]) return std::nullopt;
-    const YAML::Node name = doc["name"];
-    return name && name.IsScalar() ? name.Scalar() : std::string();
-  } catch (const std::exception&) {
-    return std::nullopt;  // not YAML at all: the config loader says where and why
-  }
 }
 
 using metrics::Family;
@@ -177,6 +172,7 @@ Reply AdminService::list_rules(const AdminRequest&) {
 }
 
 Reply AdminService::get_rule(const AdminRequest& request) {
+  if (auto refused = bad_name(request.name)) return *refused;
   const auto snapshot = store_->engine().snapshot();
   const config::Rule* rule = snapshot->rules.rule(request.name);
   if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
@@ -201,8 +197,10 @@ Reply AdminService::counted(Reply reply) {
 }
 
 Reply AdminService::put(const AdminRequest& request) {
-  if (request.body.empty())
-    return error_reply(400, "the body must be a rule (JSON or YAML)", "body");
+  if (auto refused = bad_name(request.name)) return *refused;
+  if (request.body.empty()) {
+    return invalid_reply({"the body must be a rule (JSON or YAML)"}, "body");
+  }
   auto parsed = config::parse_rule(request.name, request.body);
   if (!parsed) return invalid_reply(split_rule_problems(parsed.error(), request.name));
   config::Rule rule = std::move(parsed).value();
@@ -231,6 +229,7 @@ Reply AdminService::put(const AdminRequest& request) {
 }
 
 Reply AdminService::erase(const AdminRequest& request) {
+  if (auto bad = bad_name(request.name)) return *bad;
   std::optional<Reply> refused;
   std::optional<config::Rule> deleted;
   const ChangeOutcome outcome = store_->change([&](config::RuleSet& set) {
@@ -274,11 +273,11 @@ Reply AdminService::validate(const AdminRequest& request) {
 
 Reply AdminService::check_body(const AdminRequest& request) {
   if (request.body.empty()) {
-    return error_reply(400, "the body must be a config or a rule (YAML or JSON)", "body");
+    return invalid_reply({"the body must be a config or a rule (YAML or JSON)"}, "body");
   }
   json::object result;
   json::array errors;
-  if (auto name = as_single_rule(request.body)) {
+  if (auto name = config::rule_body_name(request.body)) {
     // One rule: checked as PUT /v1/rules/{name} would check it, against the rules in force.
     if (name->empty()) name = query_param(request.query, "name");
     if (name->empty()) name = "unnamed";

@@ -25,9 +25,9 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-constexpr auto kIdleTimeout = std::chrono::seconds(60);  // between keep-alive requests
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
+constexpr std::size_t kFirstRead = 4096;
 constexpr std::size_t kLingerBytes = 8 * kAdminBodyLimit;
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
@@ -90,8 +90,18 @@ asio::awaitable<void> AdminSession::run() {
     parser.body_limit(kAdminBodyLimit);
     unsigned version = 11;
 
-    stream_.expires_after(kIdleTimeout);
-    auto [ec, n] = co_await http::async_read_header(stream_, buffer, parser, kAwait);
+    // Idle until a request starts; from its first byte, the head and then the body each have
+    // a deadline of their own, so a client that trickles bytes (slowloris) is cut off.
+    beast::error_code ec;
+    std::size_t n = 0;
+    if (buffer.size() == 0) {
+      stream_.expires_after(kAdminIdleTimeout);
+      std::tie(ec, n) = co_await stream_.async_read_some(buffer.prepare(kFirstRead), kAwait);
+      if (ec) break;
+      buffer.commit(n);
+    }
+    stream_.expires_after(kAdminHeaderTimeout);
+    std::tie(ec, n) = co_await http::async_read_header(stream_, buffer, parser, kAwait);
     std::optional<Reply> failed;
     if (!ec) {
       version = parser.get().version();
@@ -102,6 +112,7 @@ asio::awaitable<void> AdminSession::run() {
         http::response<http::empty_body> cont{http::status::continue_, version};
         std::tie(ec, n) = co_await http::async_write(stream_, cont, kAwait);
       }
+      stream_.expires_after(kAdminBodyTimeout);
       if (!ec) std::tie(ec, n) = co_await http::async_read(stream_, buffer, parser, kAwait);
     }
     if (ec) {

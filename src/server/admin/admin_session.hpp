@@ -1,11 +1,13 @@
 // One admin HTTP/1.1 connection: reads requests (keep-alive), hands each to the router and
-// writes the reply. Bodies are capped (413), header blocks too (431); a malformed request gets
-// 400 and the connection is closed, since its framing can no longer be trusted.
+// writes the reply. Bodies are capped (413), header blocks too (431), and so is the time to send
+// each (the connection is closed); a malformed request gets 400 and the connection is closed,
+// since its framing can no longer be trusted.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <chrono>
 #include <memory>
 
 namespace sluice::server {
@@ -14,6 +16,11 @@ class AdminService;
 
 inline constexpr std::size_t kAdminBodyLimit = 1u << 20;  // a config of ~10k rules
 inline constexpr std::size_t kAdminHeaderLimit = 16u << 10;
+// From a request's first byte to the end of its head, and from there to the end of its body:
+// an admin client is a script on a fast link, and 1 MiB in 10 s is 100 KiB/s.
+inline constexpr std::chrono::seconds kAdminHeaderTimeout{10};
+inline constexpr std::chrono::seconds kAdminBodyTimeout{10};
+inline constexpr std::chrono::seconds kAdminIdleTimeout{60};  // between keep-alive requests
 
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:

@@ -199,7 +199,7 @@ Reply one(engine::Loop& loop, CheckInput input, core::Nanos now,
 Reply post_check(engine::Loop& loop, std::string_view body, core::Nanos now) {
   boost::system::error_code ec;
   const json::value doc = json::parse(body, ec);
-  if (ec) return error_reply(400, "the body is not JSON: " + ec.message(), "body");
+  if (ec) return refuse(400, body_error(body, ec));
   if (!doc.is_object()) {
     return error_reply(400, "the body must be a JSON object: one check or {\"checks\": [...]}",
                        "body");

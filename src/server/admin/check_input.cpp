@@ -1,9 +1,12 @@
 // Reading a check from JSON or a query string (check_input.hpp).
 #include "check_input.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cmath>
 #include <utility>
+
+#include "sluice/core/utf8.hpp"
 
 namespace sluice::server {
 namespace {
@@ -118,7 +121,36 @@ std::string form_decode(std::string_view in) {
   return out;
 }
 
+// The field of `object` (or of a check in its batch) whose name or text is not UTF-8.
+std::optional<std::string> field_not_utf8(const json::object& object) {
+  for (const auto& [name, value] : object) {
+    if (core::invalid_utf8_at(name)) return "body";
+    if (value.is_string() && core::invalid_utf8_at(value.get_string())) return std::string(name);
+    if (name == "checks" && value.is_array()) {
+      for (const auto& item : value.get_array()) {
+        if (!item.is_object()) continue;
+        if (auto inner = field_not_utf8(item.get_object())) return inner;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+InputError body_error(std::string_view body, const boost::system::error_code& ec) {
+  if (!core::invalid_utf8_at(body)) return {"the body is not JSON: " + ec.message(), "body"};
+  json::parse_options lenient;
+  lenient.allow_invalid_utf8 = true;
+  boost::system::error_code again;
+  const json::value doc = json::parse(body, again, {}, lenient);
+  std::string field = "body";
+  if (!again && doc.is_object()) field = field_not_utf8(doc.get_object()).value_or("body");
+  const std::string what = field == "body" ? "the body" : "field '" + field + "'";
+  return {what + " is not valid UTF-8, as JSON must be; a key that is not text can be sent "
+                 "percent-encoded to GET /v1/check/{rule}?key=...",
+          field};
+}
 
 ParsedCheck parse_check(const json::object& object) {
   ParsedCheck out;

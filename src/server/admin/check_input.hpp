@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <boost/system/error_code.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ struct ParsedCheck {
   CheckInput input;
   std::optional<InputError> error;
 };
+
+// Why a POST body did not parse as JSON (`ec`, from boost::json::parse). A body that is JSON
+// but for bytes that are not UTF-8 is named by the field holding them ("key"), else "body".
+InputError body_error(std::string_view body, const boost::system::error_code& ec);
 
 // One check from a JSON object: {"rule"|"limit", "key", "cost"?, "max_wait"?}. Unknown fields
 // are refused by name, so that a misspelt "cots" does not silently cost 1.

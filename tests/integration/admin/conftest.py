@@ -1,6 +1,7 @@
 """Fixtures for the admin API tests: a real `sluice serve` on free 127.0.0.1 ports, with its
 config in a temp file, and helpers to drive its gateway and admin listeners."""
 import os
+import socket
 import subprocess
 import sys
 
@@ -73,6 +74,20 @@ class Sluice:
         with open(self.log_path, "rb") as f:
             return f.read().decode("utf-8", errors="replace")
 
+    def raw(self, data, read_all=True, timeout=5):
+        """Sends `data` as bytes on a new admin connection; returns all it answers (until the
+        server closes), or b"" with read_all=False."""
+        host, port = self.admin.split("//")[1].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=timeout) as s:
+            s.sendall(data)
+            chunks = []
+            while read_all:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
+
     # --- admin API ---
     def rules(self):
         r = requests.get(self.admin + "/v1/rules", timeout=5)
@@ -111,29 +126,41 @@ class Sluice:
         return passed
 
 
-def write_config(path, gateway_port, admin_port, write_back=True):
-    path.write_text(CONFIG.format(gateway=gateway_port, admin=admin_port,
-                                  write_back="true" if write_back else "false"))
-
-
 @pytest.fixture
-def make_sluice(tmp_path):
-    """make_sluice(write_back=True, admin_flag=False) -> a started Sluice, stopped at teardown."""
+def serve_config(tmp_path):
+    """serve_config(text_of, extra_args=()) -> a started Sluice, stopped at teardown, whose
+    config is text_of(gateway_port, admin_port); extra_args is a list, or a function of the
+    same two ports."""
     started = []
 
-    def make(write_back=True, admin_flag=False):
+    def serve(text_of, extra_args=()):
         gateway, admin = free_port(), free_port()
-        path = tmp_path / "sluice.yaml"
-        # With admin_flag the file names another (unused) port and `--admin` overrides it.
-        write_config(path, gateway, free_port() if admin_flag else admin, write_back)
-        extra = ["--admin", f"127.0.0.1:{admin}"] if admin_flag else []
+        path = tmp_path / ("sluice.yaml" if not started else f"sluice{len(started)}.yaml")
+        path.write_text(text_of(gateway, admin))
+        extra = extra_args(gateway, admin) if callable(extra_args) else extra_args
         s = Sluice(path, gateway, admin, extra).start()
         started.append(s)
         return s
 
-    yield make
+    yield serve
     for s in started:
         s.stop()
+
+
+@pytest.fixture
+def make_sluice(serve_config):
+    """make_sluice(write_back=True, admin_flag=False) -> a started Sluice with CONFIG."""
+
+    def make(write_back=True, admin_flag=False):
+        flag = "true" if write_back else "false"
+        if not admin_flag:
+            return serve_config(lambda g, a: CONFIG.format(gateway=g, admin=a, write_back=flag))
+        # The file names another (unused) port and `--admin` overrides it.
+        return serve_config(
+            lambda g, a: CONFIG.format(gateway=g, admin=free_port(), write_back=flag),
+            lambda g, a: ["--admin", f"127.0.0.1:{a}"])
+
+    return make
 
 
 @pytest.fixture

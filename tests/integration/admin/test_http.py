@@ -1,22 +1,12 @@
 """The admin listener's HTTP: keep-alive, JSON errors for every failure, capped bodies, and a
 server that survives bad requests."""
 import json
-import socket
 
 import requests
 
 
 def raw(sluice, data, read_all=True):
-    host, port = sluice.admin.split("//")[1].split(":")
-    with socket.create_connection((host, int(port)), timeout=5) as s:
-        s.sendall(data)
-        chunks = []
-        while read_all:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
+    return sluice.raw(data, read_all)
 
 
 def test_keep_alive_serves_several_requests_on_one_connection(sluice):
