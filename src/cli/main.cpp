@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--config", serve.config, "the YAML config (docs/configuration.md)");
   serve_cmd->add_option("--listen", serve.listen, "gateway address, overrides the config's");
   serve_cmd->add_option("--admin", serve.admin, "admin address, overrides the config's");
+  serve_cmd->add_option("--check", serve.check,
+                        "decision API listener (/v1/check, /healthz only), overrides the "
+                        "config's check");
+  serve_cmd->add_flag("--admin-insecure", serve.admin_insecure,
+                      "allow the admin listener off loopback without an admin_auth token");
   serve_cmd->add_option("--max-config-size", serve.max_config_size,
                         "refuse a config file (at start-up and on reload) larger than this, e.g. "
                         "64MiB (default 16MiB)");

@@ -85,6 +85,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   // Flags override the config's listeners; the RuleSet keeps what the file says (write-back).
   std::optional<config::Endpoint> gateway_listen = rules.listen;
   config::Endpoint admin_listen = rules.admin;
+  std::optional<config::Endpoint> check_listen = rules.check;
   if (!options.listen.empty()) {
     gateway_listen = endpoint_flag("--listen", options.listen, err);
     if (!gateway_listen) return 2;
@@ -93,6 +94,15 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     const auto admin = endpoint_flag("--admin", options.admin, err);
     if (!admin) return 2;
     admin_listen = *admin;
+  }
+  if (!options.check.empty()) {
+    check_listen = endpoint_flag("--check", options.check, err);
+    if (!check_listen) return 2;
+    if (*check_listen == admin_listen) {
+      std::fprintf(err, "sluice serve: --check: %s is also the admin address\n",
+                   options.check.c_str());
+      return 2;
+    }
   }
   const int workers = rules.workers;
 
@@ -174,10 +184,14 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 
   server::AdminServer admin(io, *engine,
                             server::AdminOptions{admin_listen, options.config, options.rls_config,
-                                                 *max_config_size},
+                                                 *max_config_size, check_listen,
+                                                 options.admin_insecure},
                             registry);
   try {
     admin.start();
+  } catch (const server::AdminRefused& e) {
+    std::fprintf(err, "%s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(err, "sluice serve: admin: %s\n", e.what());
     return 1;
@@ -189,6 +203,10 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   std::fprintf(err, "sluice serve: admin listening on %s\n",
                config::format_endpoint(admin.local_endpoint()).c_str());
+  if (auto check = admin.check_endpoint()) {
+    std::fprintf(err, "sluice serve: check listening on %s\n",
+                 config::format_endpoint(*check).c_str());
+  }
   std::fflush(err);
   notify::ready();
 

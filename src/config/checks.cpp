@@ -145,6 +145,32 @@ void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
   }
 }
 
+// The decision listener and the admin listener's token (docs/admin-api.md, "Access").
+void check_admin_access(const RuleSet& rs, const Origin& top, Errors& errors) {
+  if (rs.check && top.ok("check")) {
+    const std::string addr = format_endpoint(*rs.check);
+    if (*rs.check == rs.admin) {
+      errors.add(top.at("check"), "field 'check': " + addr +
+                                      " is also the admin address; give them different ports "
+                                      "(check_on_admin: true serves the decision API there too)");
+    } else if (rs.listen && *rs.check == *rs.listen) {
+      errors.add(top.at("check"), "field 'check': " + addr +
+                                      " is also the gateway address; give them different ports");
+    }
+  }
+  const AdminAuth& a = rs.admin_auth;
+  if (!a.token_file.empty() && !a.token_env.empty()) {
+    errors.add(top.at("admin_auth.token_env"),
+               "field 'admin_auth.token_env': give the token in token_file or in token_env, "
+               "not both");
+  }
+  if (top.written("admin_auth.token_file") && top.ok("admin_auth.token_file") &&
+      a.token_file.empty()) {
+    errors.add(top.at("admin_auth.token_file"),
+               "field 'admin_auth.token_file': needs the path of a file holding the token");
+  }
+}
+
 // Rules kept in Redis: a store to keep them in, options only where they apply, and the
 // combinations the Redis backend does not take (docs/distributed.md).
 void check_resp(const RuleSet& rs, const Origins& o, Errors& errors) {
@@ -380,6 +406,7 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
                                          " is also the admin address; give them different ports");
     }
   }
+  check_admin_access(rs, o.top, errors);
   const RuleIndex rules(rs);
   check_unique(rs.upstreams, o.upstreams, "upstream", errors);
   check_unique(rs.routes, o.routes, "route", errors);

@@ -302,6 +302,45 @@ Upstream read_upstream(const Entry& e, Errors& errors, Origin& origin) {
   return u;
 }
 
+// An environment variable's name as a shell writes it.
+core::Expected<std::string> parse_env_name(const std::string& t) {
+  const bool ok = !t.empty() && std::isdigit(static_cast<unsigned char>(t[0])) == 0 &&
+                  std::all_of(t.begin(), t.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                  });
+  if (!ok) {
+    return core::make_error(quoted(t) +
+                            " is not an environment variable name (letters, digits and '_')");
+  }
+  return t;
+}
+
+// A name the admin listener answers to in Host: a host name or an IP address (IPv6 in
+// brackets), without a port, compared without letter case.
+core::Expected<std::string> parse_admin_host(const std::string& t) {
+  unsigned char buf[16];
+  const bool v6 = t.size() > 2 && t.front() == '[' && t.back() == ']' &&
+                  parse_ip(AF_INET6, std::string_view(t).substr(1, t.size() - 2), buf);
+  if (auto p = v6 ? std::nullopt : host_problem(t)) {
+    return core::make_error(*p + "; a Host name is given without a port");
+  }
+  std::string lower = t;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+void read_admin_access(Section& s, RuleSet& rs) {
+  rs.check = s.endpoint("check");
+  if (auto on = s.flag("check_on_admin")) rs.check_on_admin = *on;
+  if (auto a = s.section("admin_auth", {"token_file", "token_env", "insecure"})) {
+    rs.admin_auth.line = s.line("admin_auth");
+    if (auto f = a->text("token_file")) rs.admin_auth.token_file = *f;
+    if (auto e = a->parsed<std::string>("token_env", parse_env_name)) rs.admin_auth.token_env = *e;
+    if (auto i = a->flag("insecure")) rs.admin_auth.insecure = *i;
+  }
+  rs.admin_hosts = s.parsed_list<std::string>("admin_hosts", parse_admin_host);
+}
+
 constexpr std::size_t kMinMemory = 1024;  // well above one table bucket (8 keys)
 
 // A secret for AUTH: the first line of a file (a trailing newline dropped), or a variable.
@@ -399,12 +438,13 @@ void read_body_limits(Section& h, BodyLimits& out) {
 
 RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
-  Section s(
-      root, "", "", errors, origins.top,
-      {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers", "http",
-       "access_log", "write_back", "redis", "resp", "grpc", "rls", "upstreams", "routes", "rules"});
+  Section s(root, "", "", errors, origins.top,
+            {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
+             "http", "access_log", "write_back", "check", "check_on_admin", "admin_auth",
+             "admin_hosts", "redis", "resp", "grpc", "rls", "upstreams", "routes", "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
+  read_admin_access(s, rs);
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
   rs.trusted_proxies = s.parsed_list<Cidr>("trusted_proxies", parse_cidr);
   if (auto memory = s.parsed<std::size_t>("memory", core::parse_bytes)) {

@@ -196,6 +196,22 @@ void emit_route(YAML::Emitter& out, const Route& r) {
   out << YAML::EndMap;
 }
 
+void emit_admin_access(YAML::Emitter& out, const RuleSet& rs) {
+  if (rs.check) out << YAML::Key << "check" << YAML::Value << format_endpoint(*rs.check);
+  out << YAML::Key << "check_on_admin" << YAML::Value << rs.check_on_admin;
+  const AdminAuth& a = rs.admin_auth;
+  if (!a.token_file.empty() || !a.token_env.empty() || a.insecure) {
+    out << YAML::Key << "admin_auth" << YAML::Value << YAML::BeginMap;
+    if (!a.token_file.empty()) {
+      out << YAML::Key << "token_file" << YAML::Value << YAML::DoubleQuoted << a.token_file;
+    }
+    if (!a.token_env.empty()) out << YAML::Key << "token_env" << YAML::Value << a.token_env;
+    out << YAML::Key << "insecure" << YAML::Value << a.insecure;
+    out << YAML::EndMap;
+  }
+  if (!rs.admin_hosts.empty()) emit_list(out, "admin_hosts", rs.admin_hosts);
+}
+
 }  // namespace
 
 std::string to_yaml(const RuleSet& rs) {
@@ -203,6 +219,7 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::BeginMap;
   if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
   out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
+  emit_admin_access(out, rs);
   out << YAML::Key << "workers" << YAML::Value << rs.workers;
   if (!rs.trusted_proxies.empty()) {
     std::vector<std::string> texts;

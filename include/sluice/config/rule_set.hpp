@@ -182,9 +182,27 @@ struct BodyLimits {
   friend bool operator==(const BodyLimits&, const BodyLimits&) = default;
 };
 
+// `admin_auth:` the bearer token the admin listener requires (docs/admin-api.md, "Access"),
+// named here and read by the admin server at start-up and on each reload: from a file, or from
+// an environment variable. Neither: no token.
+struct AdminAuth {
+  std::string token_file;
+  std::string token_env;
+  bool insecure = false;  // serve a non-loopback admin listener without a token
+  int line = 0;
+  friend bool operator==(const AdminAuth& a, const AdminAuth& b) {
+    return a.token_file == b.token_file && a.token_env == b.token_env && a.insecure == b.insecure;
+  }
+};
+
 struct RuleSet {
   std::optional<Endpoint> listen;  // the gateway; none: no gateway
   Endpoint admin{"127.0.0.1", 9090};
+  std::optional<Endpoint> check;  // the decision API alone (/v1/check...); none: no listener
+  bool check_on_admin = true;     // the admin listener serves /v1/check... too
+  AdminAuth admin_auth;
+  // Host names the admin listener answers to, besides its own address (DNS rebinding).
+  std::vector<std::string> admin_hosts;
   int workers = 0;  // event loops; 0: one per core
   std::vector<Cidr> trusted_proxies;
   std::size_t memory = 64u << 20;  // table budget per limit (bytes)

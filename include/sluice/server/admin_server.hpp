@@ -18,6 +18,10 @@
 // stderr as `file:line: problem`, and the rules in force keep serving. Reloads and changes are
 // parsed and checked on a config thread of their own and swapped in when complete.
 //
+// With a `check` listener, the decision API is served there too, without the rule-changing
+// routes; the admin listener checks every request's Host and, when the config names one, its
+// bearer token (docs/admin-api.md, "Access").
+//
 // Listeners (gateway, admin, ...) are bound at start-up: a reload changes rules, routes and
 // upstreams, not the addresses sluice listens on.
 #pragma once
@@ -25,6 +29,8 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,6 +48,19 @@ struct AdminOptions {
   std::vector<std::string> rls_files;
   // The largest config file a reload (or a write-back's re-read) reads (`--max-config-size`).
   std::size_t max_config_size = config::kDefaultMaxConfigSize;
+  // The decision API (/v1/check..., /healthz) alone, on an address of its own: no rule
+  // changes, no token, no Host check. The config's `check`, or `serve --check`.
+  std::optional<config::Endpoint> check;
+  // `serve --admin-insecure`: the admin listener may be off loopback without a token.
+  bool insecure = false;
+};
+
+// The config forbids serving it as asked: the admin token cannot be read, or the admin
+// listener would be reachable off loopback with no token. The message is `file:line: problem`
+// lines; `sluice serve` exits 2 with it.
+class AdminRefused : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
 };
 
 class AdminServer {
@@ -56,8 +75,10 @@ class AdminServer {
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
 
-  // Binds the listener and starts accepting; with a config file, also starts SIGHUP handling
-  // and the file watch. Throws std::runtime_error naming the address when it cannot bind.
+  // Reads the admin token, binds the listeners and starts accepting; with a config file, also
+  // starts SIGHUP handling and the file watch. Throws AdminRefused (nothing bound) for a token
+  // it cannot read or an exposed listener without one, std::runtime_error naming the address
+  // when it cannot bind.
   void start();
 
   // Stops accepting, stops the watch and SIGHUP handling and closes open admin connections
@@ -66,6 +87,8 @@ class AdminServer {
 
   // The address actually bound (the chosen port when `listen.port` was 0). After start().
   config::Endpoint local_endpoint() const;
+  // The check listener's, when there is one.
+  std::optional<config::Endpoint> check_endpoint() const;
 
   // Reloads the config file now, as SIGHUP does. Returns its errors (`file:line: problem`),
   // empty when the new rules are in force. Thread-safe.

@@ -1,18 +1,21 @@
-// AdminServer (sluice/server/admin_server.hpp): the listener, its sessions and the watcher.
+// AdminServer (sluice/server/admin_server.hpp): the listeners, their sessions and the watcher.
 #include "sluice/server/admin_server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
 
+#include "admin_access.hpp"
 #include "admin_service.hpp"
 #include "admin_session.hpp"
 #include "common/loop_clock.hpp"
 #include "config_store.hpp"
-#include "config_worker.hpp"
 #include "config_watcher.hpp"
+#include "config_worker.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/loop.hpp"
 
@@ -21,21 +24,51 @@ namespace sluice::server {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
+namespace {
+
+std::string listener_name(ListenerInfo::Kind kind) {
+  return kind == ListenerInfo::Kind::kAdmin ? "admin listener " : "check listener ";
+}
+
+// The address a listener binds: the first the resolver gives for the config's host.
+tcp::endpoint resolve(asio::io_context& io, const config::Endpoint& where) {
+  tcp::resolver resolver(io);
+  const auto flags = tcp::resolver::passive | tcp::resolver::numeric_service;
+  auto results = resolver.resolve(where.host.empty() ? std::string("0.0.0.0") : where.host,
+                                  std::to_string(where.port), flags);
+  if (results.empty()) throw std::runtime_error("no address");
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, engine::Engine& e, AdminOptions options,
+  // One bound address and what it serves.
+  struct Listener {
+    explicit Listener(asio::io_context& io) : acceptor(asio::make_strand(io)) {}
+    config::Endpoint where;
+    tcp::acceptor acceptor;
+    std::shared_ptr<const ListenerInfo> info;
+  };
+
+  Impl(asio::io_context& context, engine::Engine& e, AdminOptions opts,
        metrics::Registry& registry)
       : io(context),
         engine(e),
-        listen(std::move(options.listen)),
+        options(std::move(opts)),
         worker(std::make_unique<ConfigWorker>()),
-        store(std::make_shared<ConfigStore>(engine, std::move(options.config_path),
-                                            std::move(options.rls_files),
+        store(std::make_shared<ConfigStore>(engine, options.config_path, options.rls_files,
                                             options.max_config_size)),
         service(std::make_shared<AdminService>(store, registry, worker->executor())),
         clock(io),
         loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)),
         lease_timer(io),
-        acceptor(asio::make_strand(io)) {
+        admin(io) {
+    admin.where = options.listen;
+    if (options.check) {
+      check = std::make_unique<Listener>(io);
+      check->where = *options.check;
+    }
     // The decision API decides on this loop; rules kept in Redis go through its own store.
     service->set_loop(loop.get(), &clock);
   }
@@ -52,18 +85,52 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
-  void accept() {
-    acceptor.async_accept(
-        asio::make_strand(io),
-        [self = shared_from_this()](const boost::system::error_code& ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-          if (!ec) self->open(std::move(socket));
-          self->accept();  // other errors (EMFILE, ECONNABORTED) are per connection: keep going
+  // Resolves the listener's address; what serve() will bind.
+  void prepare(Listener& l, ListenerInfo::Kind kind) {
+    tcp::endpoint endpoint;
+    try {
+      endpoint = resolve(io, l.where);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(listener_name(kind) + config::format_endpoint(l.where) + ": " +
+                               e.what());
+    }
+    auto info = std::make_shared<ListenerInfo>();
+    info->kind = kind;
+    info->bound = endpoint.address();
+    info->port = endpoint.port();
+    info->configured_host = l.where.host;
+    l.info = std::move(info);
+  }
+
+  void bind(Listener& l) {
+    try {
+      const tcp::endpoint endpoint(l.info->bound, l.info->port);
+      l.acceptor.open(endpoint.protocol());
+      l.acceptor.set_option(asio::socket_base::reuse_address(true));
+      l.acceptor.bind(endpoint);
+      l.acceptor.listen(asio::socket_base::max_listen_connections);
+      // The chosen port when it was 0 (tests), for local_endpoint() and the exposure message.
+      auto info = std::make_shared<ListenerInfo>(*l.info);
+      info->port = l.acceptor.local_endpoint().port();
+      l.info = std::move(info);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(listener_name(l.info->kind) + config::format_endpoint(l.where) +
+                               ": " + e.what());
+    }
+  }
+
+  void accept(Listener& l) {
+    l.acceptor.async_accept(
+        asio::make_strand(io), [self = shared_from_this(), &l](const boost::system::error_code& ec,
+                                                               tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !l.acceptor.is_open()) return;
+          if (!ec) self->open(std::move(socket), l.info);
+          self->accept(l);  // other errors (EMFILE, ECONNABORTED) are per connection: keep going
         });
   }
 
-  void open(tcp::socket socket) {
-    auto session = std::make_shared<AdminSession>(std::move(socket), service);
+  void open(tcp::socket socket, std::shared_ptr<const ListenerInfo> info) {
+    auto session = std::make_shared<AdminSession>(std::move(socket), service, std::move(info));
     {
       std::lock_guard lock(mutex);
       if (stopped) return;
@@ -73,9 +140,16 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
     session->start();
   }
 
+  void close(Listener& l) {
+    asio::dispatch(l.acceptor.get_executor(), [self = shared_from_this(), &l] {
+      boost::system::error_code ignored;
+      l.acceptor.close(ignored);
+    });
+  }
+
   asio::io_context& io;
   engine::Engine& engine;
-  config::Endpoint listen;
+  AdminOptions options;
   std::unique_ptr<ConfigWorker> worker;  // reset by ~AdminServer, never on its own thread
   std::shared_ptr<ConfigStore> store;
   std::shared_ptr<AdminService> service;
@@ -83,9 +157,9 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<engine::Loop> loop;
   asio::steady_timer lease_timer;
   std::shared_ptr<ConfigWatcher> watcher;
-  tcp::acceptor acceptor;
-  tcp::endpoint bound;
-  std::mutex mutex;  // sessions, stopped
+  Listener admin;
+  std::unique_ptr<Listener> check;  // the decision API on an address of its own
+  std::mutex mutex;                 // sessions, stopped
   std::vector<std::weak_ptr<AdminSession>> sessions;
   bool stopped = false;
 };
@@ -105,28 +179,25 @@ AdminServer::~AdminServer() {
 }
 
 void AdminServer::start() {
-  const config::Endpoint& where = impl_->listen;
-  try {
-    tcp::resolver resolver(impl_->io);
-    const auto flags = tcp::resolver::passive | tcp::resolver::numeric_service;
-    auto results = resolver.resolve(where.host.empty() ? std::string("0.0.0.0") : where.host,
-                                    std::to_string(where.port), flags);
-    if (results.empty()) throw std::runtime_error("no address");
-    const tcp::endpoint endpoint = results.begin()->endpoint();
-    auto& acceptor = impl_->acceptor;
-    acceptor.open(endpoint.protocol());
-    acceptor.set_option(asio::socket_base::reuse_address(true));
-    acceptor.bind(endpoint);
-    acceptor.listen(asio::socket_base::max_listen_connections);
-    impl_->bound = acceptor.local_endpoint();
-  } catch (const std::exception& e) {
-    throw std::runtime_error("admin listener " + config::format_endpoint(where) + ": " + e.what());
+  Impl& impl = *impl_;
+  impl.prepare(impl.admin, ListenerInfo::Kind::kAdmin);
+  if (impl.check) impl.prepare(*impl.check, ListenerInfo::Kind::kCheck);
+  // Before anything is bound: a listener that would serve rule changes to the network without
+  // a token never opens.
+  auto problems = impl.store->start_access(*impl.admin.info, impl.options.insecure);
+  if (!problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+    throw AdminRefused(all);
   }
-  impl_->accept();
-  impl_->expire_leases();
-  if (impl_->store->has_files()) {
-    impl_->watcher = std::make_shared<ConfigWatcher>(impl_->worker->context(), impl_->store);
-    impl_->watcher->start();
+  impl.bind(impl.admin);
+  if (impl.check) impl.bind(*impl.check);
+  impl.accept(impl.admin);
+  if (impl.check) impl.accept(*impl.check);
+  impl.expire_leases();
+  if (impl.store->has_files()) {
+    impl.watcher = std::make_shared<ConfigWatcher>(impl.worker->context(), impl.store);
+    impl.watcher->start();
   }
 }
 
@@ -138,10 +209,8 @@ void AdminServer::stop() {
     impl_->stopped = true;
     sessions.swap(impl_->sessions);
   }
-  asio::dispatch(impl_->acceptor.get_executor(), [impl = impl_] {
-    boost::system::error_code ignored;
-    impl->acceptor.close(ignored);
-  });
+  impl_->close(impl_->admin);
+  if (impl_->check) impl_->close(*impl_->check);
   asio::post(impl_->io, [impl = impl_] { impl->lease_timer.cancel(); });
   if (impl_->watcher) impl_->watcher->stop();
   for (auto& weak : sessions) {
@@ -149,8 +218,17 @@ void AdminServer::stop() {
   }
 }
 
-config::Endpoint AdminServer::local_endpoint() const {
-  return config::Endpoint{impl_->bound.address().to_string(), impl_->bound.port()};
+namespace {
+config::Endpoint endpoint_of(const ListenerInfo& info) {
+  return config::Endpoint{info.bound.to_string(), info.port};
+}
+}  // namespace
+
+config::Endpoint AdminServer::local_endpoint() const { return endpoint_of(*impl_->admin.info); }
+
+std::optional<config::Endpoint> AdminServer::check_endpoint() const {
+  if (!impl_->check) return std::nullopt;
+  return endpoint_of(*impl_->check->info);
 }
 
 std::vector<std::string> AdminServer::reload() { return impl_->store->reload(); }

@@ -154,6 +154,8 @@ Reply AdminService::on_config_worker(std::function<Reply(AdminService&)> work) {
   return reply;
 }
 
+std::shared_ptr<const AdminAccess> AdminService::access() const { return store_->access(); }
+
 void AdminService::count_reply(unsigned status) {
   if (status < replies_.size()) replies_[status].fetch_add(1, std::memory_order_relaxed);
 }

@@ -20,6 +20,7 @@
 namespace sluice::server {
 
 class ConfigStore;
+struct AdminAccess;
 struct AdminRequest;
 
 class AdminService : public std::enable_shared_from_this<AdminService> {
@@ -41,6 +42,9 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply check_rule(const AdminRequest& request);     // GET /v1/check/{rule}
   Reply release(const AdminRequest& request);        // POST /v1/release
   Reply release_lease(const AdminRequest& request);  // DELETE /v1/leases/{token}
+
+  // Who may use the admin listener, as the rules in force say.
+  std::shared_ptr<const AdminAccess> access() const;
 
   // Counts a reply sent, for sluice_admin_requests_total{code=...}.
   void count_reply(unsigned status);

@@ -63,8 +63,9 @@ http::response<http::string_body> to_response(Reply reply, unsigned version, boo
 
 }  // namespace
 
-AdminSession::AdminSession(asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service)
-    : stream_(std::move(socket)), service_(std::move(service)) {}
+AdminSession::AdminSession(asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service,
+                           std::shared_ptr<const ListenerInfo> listener)
+    : stream_(std::move(socket)), service_(std::move(service)), listener_(std::move(listener)) {}
 
 void AdminSession::start() {
   asio::co_spawn(
@@ -134,6 +135,14 @@ asio::awaitable<void> AdminSession::run() {
       request.path = target.substr(0, question);
       if (question != std::string_view::npos) request.query = target.substr(question + 1);
       request.body = req.body();
+      request.listener = listener_.get();
+      request.version = req.version();
+      if (auto host = req.find(http::field::host); host != req.end()) {
+        request.host = std::string_view(host->value().data(), host->value().size());
+        request.repeated_host = req.count(http::field::host) > 1;
+      }
+      const auto auth = req[http::field::authorization];
+      request.authorization = std::string_view(auth.data(), auth.size());
       reply = dispatch(*service_, request);
       keep_alive = req.keep_alive();
     }

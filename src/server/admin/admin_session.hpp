@@ -13,6 +13,7 @@
 namespace sluice::server {
 
 class AdminService;
+struct ListenerInfo;
 
 inline constexpr std::size_t kAdminBodyLimit = 1u << 20;  // a config of ~10k rules
 inline constexpr std::size_t kAdminHeaderLimit = 16u << 10;
@@ -24,8 +25,10 @@ inline constexpr std::chrono::seconds kAdminIdleTimeout{60};  // between keep-al
 
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:
-  // `socket` must be bound to a strand: the session's steps and close() run on it.
-  AdminSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service);
+  // `socket` must be bound to a strand: the session's steps and close() run on it. `listener`
+  // is the one it was accepted on (which routes it serves, which checks its requests pass).
+  AdminSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service,
+               std::shared_ptr<const ListenerInfo> listener);
 
   void start();
 
@@ -38,6 +41,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   boost::beast::tcp_stream stream_;
   std::shared_ptr<AdminService> service_;
+  std::shared_ptr<const ListenerInfo> listener_;
   bool busy_ = false;     // a request is being answered
   bool closing_ = false;  // close() was called
 };

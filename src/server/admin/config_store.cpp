@@ -32,6 +32,7 @@ config::RuleSet ConfigStore::for_file(const config::RuleSet& next) const {
   if (on_disk.rules) {
     out.listen = on_disk.rules->listen;
     out.admin = on_disk.rules->admin;
+    out.check = on_disk.rules->check;
     out.workers = on_disk.rules->workers;
   }
   return out;
@@ -99,6 +100,25 @@ config::Loaded ConfigStore::load() const {
   return loaded;
 }
 
+core::Expected<AdminAccess> ConfigStore::access_of(const config::RuleSet& rules) const {
+  auto access = resolve_access(rules, file_name_);
+  if (!access) return access;
+  if (auto problem = exposure_problem(admin_, *access, insecure_flag_ || rules.admin_auth.insecure)) {
+    return core::make_error(config::ConfigError{file_name_, rules.admin_auth.line, *problem}.format());
+  }
+  return access;
+}
+
+std::vector<std::string> ConfigStore::start_access(ListenerInfo admin, bool insecure_flag) {
+  std::lock_guard lock(mutex_);
+  admin_ = std::move(admin);
+  insecure_flag_ = insecure_flag;
+  auto access = access_of(engine_.snapshot()->rules);
+  if (!access) return {access.error()};
+  access_.store(std::make_shared<const AdminAccess>(*access));
+  return {};
+}
+
 std::vector<std::string> ConfigStore::reload_locked() {
   // Stamp before reading: a write racing with the read shows up as a change at the next poll.
   seen_ = path_.empty() ? FileStamp{} : stamp_of(path_);
@@ -106,8 +126,16 @@ std::vector<std::string> ConfigStore::reload_locked() {
   config::Loaded loaded = load();
   std::vector<std::string> errors = formatted(loaded.errors);
   if (errors.empty() && loaded.rules) {
-    errors = engine_.apply(std::move(*loaded.rules), core::steady_clock().now());
-    seen_all_ = stamps();  // the files of the rules now in force
+    // The token is read with the rules, so a reload rotates it; a file that names an unreadable
+    // one, or takes the token off an exposed listener, is refused like any bad file.
+    auto access = access_of(*loaded.rules);
+    if (!access) {
+      errors.push_back(access.error());
+    } else {
+      errors = engine_.apply(std::move(*loaded.rules), core::steady_clock().now());
+      seen_all_ = stamps();  // the files of the rules now in force
+      if (errors.empty()) access_.store(std::make_shared<const AdminAccess>(*access));
+    }
   } else if (errors.empty()) {
     errors.push_back(file_name_ + ": cannot be loaded");
   }

@@ -8,10 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "admin_access.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 
@@ -71,6 +73,14 @@ class ConfigStore {
   // and `write_back` is on. A failed write rolls the engine back.
   ChangeOutcome change(const std::function<bool(config::RuleSet&)>& edit);
 
+  // The admin listener as bound, and `serve --admin-insecure`; then reads the token of the rules
+  // in force. Returns its errors (`file:line: problem`), or an exposed listener without a
+  // token. Called once, before any request; later reloads are checked the same way.
+  std::vector<std::string> start_access(ListenerInfo admin, bool insecure_flag);
+
+  // Who may use the admin listener now: swapped with the rules on every reload. Thread-safe.
+  std::shared_ptr<const AdminAccess> access() const { return access_.load(); }
+
   std::uint64_t reloads_ok() const { return reloads_ok_.load(std::memory_order_relaxed); }
   std::uint64_t reloads_error() const { return reloads_error_.load(std::memory_order_relaxed); }
 
@@ -79,6 +89,8 @@ class ConfigStore {
   config::Loaded load() const;
   // Every file the rules in force were read from, as last seen.
   std::vector<std::pair<std::string, FileStamp>> stamps() const;
+  // The access `rules` give, or why they cannot be served on the admin listener.
+  core::Expected<AdminAccess> access_of(const config::RuleSet& rules) const;
   // `next` as the file should hold it.
   config::RuleSet for_file(const config::RuleSet& next) const;
 
@@ -90,6 +102,9 @@ class ConfigStore {
   std::mutex mutex_;
   FileStamp seen_;  // the file as last read or written (guarded by mutex_)
   std::vector<std::pair<std::string, FileStamp>> seen_all_;  // and every file read with it
+  ListenerInfo admin_;
+  bool insecure_flag_ = false;
+  std::atomic<std::shared_ptr<const AdminAccess>> access_{std::make_shared<const AdminAccess>()};
   std::atomic<std::uint64_t> reloads_ok_{0};
   std::atomic<std::uint64_t> reloads_error_{0};
 };

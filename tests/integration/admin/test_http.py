@@ -10,9 +10,9 @@ def raw(sluice, data, read_all=True):
 
 
 def test_keep_alive_serves_several_requests_on_one_connection(sluice):
-    out = raw(sluice, b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                      b"GET /v1/rules/spare HTTP/1.1\r\nHost: a\r\n\r\n"
-                      b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    out = raw(sluice, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                      b"GET /v1/rules/spare HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                      b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     assert out.count(b"HTTP/1.1 200 OK\r\n") == 3, out
 
 
@@ -28,7 +28,7 @@ def test_unknown_path_and_wrong_method_are_json_errors(sluice):
 
 def test_percent_encoded_names(sluice):
     assert requests.get(sluice.admin + "/v1/rules/sp%61re", timeout=5).status_code == 200
-    out = raw(sluice, b"GET /v1/rules/sp%zzre HTTP/1.1\r\nConnection: close\r\n\r\n")
+    out = raw(sluice, b"GET /v1/rules/sp%zzre HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     head, _, body = out.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 ") and json.loads(body)["field"] == "name", out
 

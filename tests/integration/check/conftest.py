@@ -17,6 +17,7 @@ from integration_support import free_port, sluice_binary, terminate, wait_until 
 # Each test uses its own keys, so budgets never carry over between tests.
 CONFIG = """\
 admin: 127.0.0.1:{admin}
+check: 127.0.0.1:{check}
 rules:
   per-user:
     limit: "fixed-window:limit=3,window=1h"
@@ -40,13 +41,15 @@ rules:
 
 
 class Sluice:
-    """`sluice serve --config FILE`, admin on a free port, no gateway; stderr kept in a file."""
+    """`sluice serve --config FILE`, admin and check listeners on free ports, no gateway; stderr
+    kept in a file."""
 
     def __init__(self, tmp_path):
         self.admin_port = free_port()
+        self.check_port = free_port()  # the decision API alone, where nginx asks
         self.admin = f"http://127.0.0.1:{self.admin_port}"
         config = tmp_path / "sluice.yaml"
-        config.write_text(CONFIG.format(admin=self.admin_port))
+        config.write_text(CONFIG.format(admin=self.admin_port, check=self.check_port))
         self.log_path = tmp_path / "sluice.stderr"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen([sluice_binary(), "serve", "--config", str(config)],
@@ -130,7 +133,7 @@ http {{
   scgi_temp_path {tmp}/scgi;
 
   upstream app {{ server 127.0.0.1:{upstream}; }}
-  upstream sluice {{ server 127.0.0.1:{admin}; keepalive 16; }}
+  upstream sluice {{ server 127.0.0.1:{check}; keepalive 16; }}
 
   # The key: the X-User header, or the client address when there is none.
   map $http_x_user $limit_key {{ "" $remote_addr; default $http_x_user; }}
@@ -205,7 +208,7 @@ proxy_set_header Connection "";
 
 
 class Nginx:
-    def __init__(self, tmp_path, admin_port, upstream_port):
+    def __init__(self, tmp_path, check_port, upstream_port):
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.access(nginx, os.X_OK):
             pytest.fail("nginx is not installed (Debian nginx-light; scripts/install-deps.sh)")
@@ -215,7 +218,7 @@ class Nginx:
         self.url = f"http://127.0.0.1:{self.port}"
         (self.tmp / "sluice_check.conf").write_text(SLUICE_CHECK_CONF)
         conf = self.tmp / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(tmp=self.tmp, port=self.port, admin=admin_port,
+        conf.write_text(NGINX_CONF.format(tmp=self.tmp, port=self.port, check=check_port,
                                           upstream=upstream_port))
         self.log_path = self.tmp / "stderr"
         directives = f"daemon off; pid {self.tmp}/nginx.pid; error_log stderr;"
@@ -246,7 +249,7 @@ def stack(sluice, tmp_path):
     upstream = Upstream()
     thread = threading.Thread(target=upstream.serve_forever, daemon=True)
     thread.start()
-    nginx = Nginx(tmp_path, sluice.admin_port, upstream.server_address[1])
+    nginx = Nginx(tmp_path, sluice.check_port, upstream.server_address[1])
     yield sluice, nginx, upstream
     nginx.stop()
     upstream.shutdown()

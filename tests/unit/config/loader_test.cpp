@@ -73,6 +73,10 @@ std::vector<ConfigError> errors_of(const std::string& yaml) {
 void expect_same(const RuleSet& a, const RuleSet& b) {
   EXPECT_EQ(a.listen, b.listen);
   EXPECT_EQ(a.admin, b.admin);
+  EXPECT_EQ(a.check, b.check);
+  EXPECT_EQ(a.check_on_admin, b.check_on_admin);
+  EXPECT_EQ(a.admin_auth, b.admin_auth);
+  EXPECT_EQ(a.admin_hosts, b.admin_hosts);
   EXPECT_EQ(a.workers, b.workers);
   EXPECT_EQ(a.trusted_proxies, b.trusted_proxies);
   EXPECT_EQ(a.memory, b.memory);
@@ -173,6 +177,10 @@ TEST(ConfigLoader, DefaultsAreTheDocumentedOnes) {
   EXPECT_FALSE(rs.legacy_headers);
   EXPECT_EQ(rs.access_log, "");
   EXPECT_TRUE(rs.write_back);
+  EXPECT_EQ(rs.check, std::nullopt);
+  EXPECT_TRUE(rs.check_on_admin);
+  EXPECT_EQ(rs.admin_auth, AdminAuth{});
+  EXPECT_TRUE(rs.admin_hosts.empty());
   ASSERT_EQ(rs.rules.size(), 1u);
   const Rule& r = rs.rules[0];
   EXPECT_EQ(r.action, Action::kReject);
@@ -238,6 +246,26 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(rs.rule("uploads")->key, (std::vector<KeyPart>{{KeyPart::Kind::kHeader, "X-Api-Key"},
                                                            {KeyPart::Kind::kMethod, ""}}));
   EXPECT_EQ(rs.rule("nope"), nullptr);
+}
+
+TEST(ConfigLoader, ReadsTheAdminListenersAccessSettings) {
+  Loaded loaded = load_config_file((kCorpus / "good" / "admin_access.yaml").string());
+  ASSERT_TRUE(loaded.rules) << all_errors(loaded);
+  const RuleSet& rs = *loaded.rules;
+  EXPECT_EQ(rs.admin, (Endpoint{"0.0.0.0", 9090}));
+  EXPECT_EQ(rs.check, (Endpoint{"0.0.0.0", 9091}));
+  EXPECT_FALSE(rs.check_on_admin);
+  EXPECT_EQ(rs.admin_auth.token_file, "/etc/sluice/admin.token");
+  EXPECT_EQ(rs.admin_auth.line, 6);
+  EXPECT_FALSE(rs.admin_auth.insecure);
+  // Host names are compared without letter case, so they are kept in lower case.
+  EXPECT_EQ(rs.admin_hosts, (std::vector<std::string>{"sluice.internal", "admin.example.com",
+                                                      "10.0.0.5", "[fd00::5]"}));
+
+  loaded = load_config_file((kCorpus / "good" / "admin_token_env.yaml").string());
+  ASSERT_TRUE(loaded.rules) << all_errors(loaded);
+  EXPECT_EQ(loaded.rules->admin_auth.token_env, "SLUICE_ADMIN_TOKEN");
+  EXPECT_TRUE(loaded.rules->admin_auth.insecure);
 }
 
 TEST(ConfigLoader, ReadsEveryKeyKind) {
