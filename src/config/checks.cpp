@@ -156,6 +156,11 @@ void check_admin_access(const RuleSet& rs, const Origin& top, Errors& errors) {
     } else if (rs.listen && *rs.check == *rs.listen) {
       errors.add(top.at("check"), "field 'check': " + addr +
                                       " is also the gateway address; give them different ports");
+    } else if ((rs.resp && rs.resp->listen == rs.check) ||
+               (rs.grpc && rs.grpc->listen == rs.check)) {
+      errors.add(top.at("check"), "field 'check': " + addr +
+                                      " is also a resp or grpc listener; give them different "
+                                      "ports");
     }
   }
   const AdminAuth& a = rs.admin_auth;

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "sluice/config/loader.hpp"
 #include "sluice/core/byte_size.hpp"
@@ -45,8 +47,11 @@ std::string size_limit_text(std::size_t max_size) {
   return core::format_bytes(max_size) + " (--max-config-size)";
 }
 
-core::Expected<std::string> read_config_file(const std::string& path, std::size_t max_size) {
+core::Expected<std::string> read_config_file(const std::string& path, std::size_t max_size,
+                                             std::string_view what) {
   auto fail = [&](const std::string& why) { return core::make_error(why); };
+  const std::string kind = what.empty() ? "a config" : std::string(what);
+  const std::string cap = what.empty() ? size_limit_text(max_size) : core::format_bytes(max_size);
   // O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever, before fstat()
   // could tell us it is one. A regular file ignores the flag.
   const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -55,12 +60,14 @@ core::Expected<std::string> read_config_file(const std::string& path, std::size_
   if (::fstat(fd.get(), &st) != 0) return fail(std::string("cannot read: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
     // A pipe or a device can stall forever or never end; a config is a file of bounded size.
-    return fail(std::string("is ") + kind_of(st.st_mode) +
-                "; a config must be a regular file of at most " + size_limit_text(max_size));
+    return fail(std::string("is ") + kind_of(st.st_mode) + "; " + kind +
+                " must be a regular file of at most " + cap);
   }
   std::string text;
   // The size is a hint for the first allocation only; the loop below enforces the cap.
-  if (st.st_size > 0) text.reserve(std::min<std::size_t>(st.st_size, max_size) + 1);
+  if (st.st_size > 0) {
+    text.reserve(std::min(static_cast<std::size_t>(st.st_size), max_size) + 1);
+  }
   char buf[1 << 16];
   while (true) {
     const std::size_t room = max_size + 1 - text.size();  // read at most one byte past the cap
@@ -70,8 +77,10 @@ core::Expected<std::string> read_config_file(const std::string& path, std::size_
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max_size) {
-      return fail("is larger than the config size limit of " + size_limit_text(max_size) +
-                  "; nothing past it was read");
+      return fail(what.empty() ? "is larger than the config size limit of " + cap +
+                                     "; nothing past it was read"
+                               : "is larger than " + cap + ", the limit for " + kind +
+                                     "; nothing past it was read");
     }
   }
   return text;

@@ -4,10 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
 
@@ -343,22 +340,19 @@ void read_admin_access(Section& s, RuleSet& rs) {
 
 constexpr std::size_t kMinMemory = 1024;  // well above one table bucket (8 keys)
 
+constexpr std::size_t kMaxSecretFile = 4096;
+
 // A secret for AUTH: the first line of a file (a trailing newline dropped), or a variable.
 std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
   if (!resp.password_file.empty()) {
-    std::FILE* f = std::fopen(resp.password_file.c_str(), "rb");
-    if (f == nullptr) {
-      r.fail("password_file",
-             "cannot read " + quoted(resp.password_file) + ": " + std::strerror(errno));
+    // The config's own reader: a FIFO or a device named here would otherwise block a reload
+    // on the config thread for good.
+    auto text = read_config_file(resp.password_file, kMaxSecretFile, "a password file");
+    if (!text) {
+      r.fail("password_file", "cannot read " + quoted(resp.password_file) + ": " + text.error());
       return std::nullopt;
     }
-    std::string secret;
-    char buf[4096];
-    std::size_t n = 0;
-    while (secret.size() <= 1024 && (n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-      secret.append(buf, n);
-    }
-    std::fclose(f);
+    std::string secret = std::move(text).value();
     while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
     if (secret.empty() || secret.size() > 1024) {
       r.fail("password_file", quoted(resp.password_file) +

@@ -33,8 +33,10 @@ inline constexpr std::size_t kDefaultMaxConfigSize = 16u << 20;
 // Reads a regular file of at most `max_size` bytes, checked while reading (at most max_size + 1
 // bytes are ever read). A FIFO, a device or a directory is refused, so a reload can neither
 // block on a pipe nor read /dev/zero until memory runs out. The error has no file name:
-// "is larger than the config size limit of 16MiB (--max-config-size); ...".
-core::Expected<std::string> read_config_file(const std::string& path, std::size_t max_size);
+// "is larger than the config size limit of 16MiB (--max-config-size); ...". `what` names
+// another kind of file read the same way ("a token file"), whose cap is not the flag's.
+core::Expected<std::string> read_config_file(const std::string& path, std::size_t max_size,
+                                             std::string_view what = {});
 // "16MiB (--max-config-size)": the cap as messages name it.
 std::string size_limit_text(std::size_t max_size);
 

@@ -19,6 +19,7 @@ namespace ip = boost::asio::ip;
 
 constexpr std::size_t kMinToken = 16;  // below this a token can be guessed
 constexpr std::size_t kMaxToken = 1024;
+constexpr std::size_t kMaxTokenFile = 4096;
 
 std::array<unsigned char, 32> sha256(std::string_view text) {
   std::array<unsigned char, 32> out{};
@@ -80,8 +81,8 @@ core::Expected<AdminAccess> resolve_access(const config::RuleSet& rules,
   };
   std::string token;
   if (!a.token_file.empty()) {
-    // A token file is small; the config's reader still bounds it and refuses pipes.
-    auto text = config::read_config_file(a.token_file, config::kDefaultMaxConfigSize);
+    // The config's reader: bounded, and a FIFO never blocks the config thread.
+    auto text = config::read_config_file(a.token_file, kMaxTokenFile, "a token file");
     if (!text) return fail("'" + core::printable(a.token_file) + "' " + text.error());
     token = *text;
   } else if (!a.token_env.empty()) {

@@ -61,6 +61,27 @@ http::response<http::string_body> to_response(Reply reply, unsigned version, boo
   return res;
 }
 
+// The request as the router sees it; its views point into `req`.
+AdminRequest request_of(const http::request<http::string_body>& req,
+                        const ListenerInfo* listener) {
+  const std::string_view target(req.target().data(), req.target().size());
+  const auto question = target.find('?');
+  AdminRequest request;
+  request.method = req.method();
+  request.path = target.substr(0, question);
+  if (question != std::string_view::npos) request.query = target.substr(question + 1);
+  request.body = req.body();
+  request.listener = listener;
+  request.version = req.version();
+  if (auto host = req.find(http::field::host); host != req.end()) {
+    request.host = std::string_view(host->value().data(), host->value().size());
+    request.repeated_host = req.count(http::field::host) > 1;
+  }
+  const auto auth = req[http::field::authorization];
+  request.authorization = std::string_view(auth.data(), auth.size());
+  return request;
+}
+
 }  // namespace
 
 AdminSession::AdminSession(asio::ip::tcp::socket socket, std::shared_ptr<AdminService> service,
@@ -82,84 +103,73 @@ void AdminSession::close() {
   });
 }
 
+asio::awaitable<beast::error_code> AdminSession::read_request(beast::flat_buffer& buffer,
+                                                              Parser& parser) {
+  // Idle until a request starts; from its first byte, the head and then the body each have a
+  // deadline of their own, so a client that trickles bytes (slowloris) is cut off.
+  beast::error_code ec;
+  std::size_t n = 0;
+  if (buffer.size() == 0) {
+    stream_.expires_after(kAdminIdleTimeout);
+    std::tie(ec, n) = co_await stream_.async_read_some(buffer.prepare(kFirstRead), kAwait);
+    if (ec) co_return ec;
+    buffer.commit(n);
+  }
+  stream_.expires_after(kAdminHeaderTimeout);
+  std::tie(ec, n) = co_await http::async_read_header(stream_, buffer, parser, kAwait);
+  if (ec) co_return ec;
+  const auto length = parser.content_length();
+  if (length && *length > kAdminBodyLimit) co_return http::error::body_limit;  // unread
+  if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
+    std::tie(ec, n) = co_await http::async_write(stream_, cont, kAwait);
+    if (ec) co_return ec;
+  }
+  stream_.expires_after(kAdminBodyTimeout);
+  std::tie(ec, n) = co_await http::async_read(stream_, buffer, parser, kAwait);
+  co_return ec;
+}
+
+asio::awaitable<Reply> AdminSession::settle(Reply reply) {
+  if (!reply.later) co_return reply;
+  auto later = std::move(reply.later);
+  // The answer may come from another thread (the config worker): resume on our strand.
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
+      [&later, strand = stream_.get_executor()](auto handler) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        later([shared, strand](Reply r) {
+          asio::post(strand,
+                     [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
+        });
+      },
+      asio::use_awaitable);
+}
+
 asio::awaitable<void> AdminSession::run() {
   beast::flat_buffer buffer;
   beast::error_code ignored;
   while (!closing_) {
-    http::request_parser<http::string_body> parser;
+    Parser parser;
     parser.header_limit(static_cast<std::uint32_t>(kAdminHeaderLimit));
     parser.body_limit(kAdminBodyLimit);
-    unsigned version = 11;
-
-    // Idle until a request starts; from its first byte, the head and then the body each have
-    // a deadline of their own, so a client that trickles bytes (slowloris) is cut off.
-    beast::error_code ec;
-    std::size_t n = 0;
-    if (buffer.size() == 0) {
-      stream_.expires_after(kAdminIdleTimeout);
-      std::tie(ec, n) = co_await stream_.async_read_some(buffer.prepare(kFirstRead), kAwait);
-      if (ec) break;
-      buffer.commit(n);
-    }
-    stream_.expires_after(kAdminHeaderTimeout);
-    std::tie(ec, n) = co_await http::async_read_header(stream_, buffer, parser, kAwait);
+    beast::error_code ec = co_await read_request(buffer, parser);
     std::optional<Reply> failed;
-    if (!ec) {
-      version = parser.get().version();
-      const auto length = parser.content_length();
-      if (length && *length > kAdminBodyLimit) {
-        ec = http::error::body_limit;  // refuse before reading what was announced
-      } else if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-        http::response<http::empty_body> cont{http::status::continue_, version};
-        std::tie(ec, n) = co_await http::async_write(stream_, cont, kAwait);
-      }
-      stream_.expires_after(kAdminBodyTimeout);
-      if (!ec) std::tie(ec, n) = co_await http::async_read(stream_, buffer, parser, kAwait);
-    }
     if (ec) {
       failed = read_failure_reply(ec);
       if (!failed) break;
     }
-
+    const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
     busy_ = true;
     bool keep_alive = false;
     Reply reply;
     if (failed) {
       reply = std::move(*failed);
     } else {
-      auto& req = parser.get();
-      const std::string_view target(req.target().data(), req.target().size());
-      const auto question = target.find('?');
-      AdminRequest request;
-      request.method = req.method();
-      request.path = target.substr(0, question);
-      if (question != std::string_view::npos) request.query = target.substr(question + 1);
-      request.body = req.body();
-      request.listener = listener_.get();
-      request.version = req.version();
-      if (auto host = req.find(http::field::host); host != req.end()) {
-        request.host = std::string_view(host->value().data(), host->value().size());
-        request.repeated_host = req.count(http::field::host) > 1;
-      }
-      const auto auth = req[http::field::authorization];
-      request.authorization = std::string_view(auth.data(), auth.size());
+      AdminRequest request = request_of(parser.get(), listener_.get());
       reply = dispatch(*service_, request);
-      keep_alive = req.keep_alive();
+      keep_alive = parser.get().keep_alive();
     }
-    if (reply.later) {
-      auto later = std::move(reply.later);
-      // The answer may come from another thread (the config worker): resume on our strand.
-      reply = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
-          [&later, strand = stream_.get_executor()](auto handler) {
-            auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-            later([shared, strand](Reply r) {
-              asio::post(strand, [shared, r = std::move(r)]() mutable {
-                std::move (*shared)(std::move(r));
-              });
-            });
-          },
-          asio::use_awaitable);
-    }
+    reply = co_await settle(std::move(reply));
     service_->count_reply(reply.status);
     if (reply.delay.count() > 0) {
       asio::steady_timer hold(stream_.get_executor(), reply.delay);
@@ -168,6 +178,7 @@ asio::awaitable<void> AdminSession::run() {
     keep_alive = keep_alive && !closing_;
     auto res = to_response(std::move(reply), version, keep_alive);
     stream_.expires_after(kWriteTimeout);
+    std::size_t n = 0;
     std::tie(ec, n) = co_await http::async_write(stream_, res, kAwait);
     busy_ = false;
     if (ec) break;

@@ -6,7 +6,10 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <memory>
 
@@ -14,6 +17,7 @@ namespace sluice::server {
 
 class AdminService;
 struct ListenerInfo;
+struct Reply;
 
 inline constexpr std::size_t kAdminBodyLimit = 1u << 20;  // a config of ~10k rules
 inline constexpr std::size_t kAdminHeaderLimit = 16u << 10;
@@ -36,7 +40,14 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
   void close();
 
  private:
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
   boost::asio::awaitable<void> run();
+  // One request's head and body, each under its deadline (after an idle wait for its start).
+  boost::asio::awaitable<boost::beast::error_code> read_request(
+      boost::beast::flat_buffer& buffer, Parser& parser);
+  // The reply itself, or what its `later` produces (from Redis, or the config worker).
+  boost::asio::awaitable<Reply> settle(Reply reply);
   boost::asio::awaitable<void> linger();
 
   boost::beast::tcp_stream stream_;

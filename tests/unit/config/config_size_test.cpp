@@ -89,6 +89,18 @@ TEST(ConfigSize, AFifoWithNoWriterIsRefusedWithoutWaitingForOne) {
                                      "file of at most 16MiB (--max-config-size)");
 }
 
+TEST(ConfigSize, APasswordFileThatIsAFifoIsRefusedAtItsLineWithoutWaiting) {
+  TempDir dir;
+  const fs::path fifo = dir.path() / "password.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Loaded loaded = load_config_text(
+      "resp:\n  listen: 127.0.0.1:6390\n  password_file: " + fifo.string() + "\n", "resp.yaml");
+  EXPECT_EQ(first_error(loaded), "resp.yaml:3: field 'resp.password_file': cannot read '" +
+                                     fifo.string() +
+                                     "': is a FIFO (named pipe); a password file must be a "
+                                     "regular file of at most 4KiB");
+}
+
 TEST(ConfigSize, ADirectoryAndAMissingFileAreRefusedByName) {
   TempDir dir;
   EXPECT_EQ(first_error(load_config_file(dir.path().string())),
