@@ -63,6 +63,20 @@ def test_the_check_listener_serves_decisions_and_health_but_never_rule_changes(s
     assert requests.get(url + "/v1/check/per-user?key=b", timeout=5).status_code == 429
 
 
+def test_the_check_listener_hands_out_and_takes_back_concurrency_permits(serve_config):
+    check = free_port()
+    serve_config(lambda g, a: config(a, f"check: 127.0.0.1:{check}\n").replace(
+        "rules:\n", "rules:\n  one: {limit: \"concurrency:limit=1\", key: client_ip}\n"))
+    url = f"http://127.0.0.1:{check}"
+    lease = requests.post(url + "/v1/check", json={"rule": "one", "key": "k"}, timeout=5).json()
+    assert lease["allowed"] is True
+    again = requests.post(url + "/v1/check", json={"rule": "one", "key": "k"}, timeout=5).json()
+    assert again["allowed"] is False
+    assert requests.delete(url + "/v1/leases/" + lease["lease"], timeout=5).status_code == 200
+    after = requests.post(url + "/v1/check", json={"rule": "one", "key": "k"}, timeout=5).json()
+    assert after["allowed"] is True
+
+
 def test_serve_check_flag_opens_the_listener_and_check_on_admin_false_takes_checks_off_admin(
         serve_config):
     check = free_port()
