@@ -2,6 +2,7 @@
 with the real binary: each limit spec they write parses, each YAML block is a valid config (a
 fragment with the names it refers to filled in), each JSON rule is accepted by PUT, and each
 curl command succeeds against a running sluice."""
+import json
 import os
 import re
 import shlex
@@ -136,7 +137,8 @@ def servers(serve_config, tmp_path):
     token = tmp_path / "admin.token"
     token.write_text(TOKEN + "\n")
     rules = ("rules:\n  per-user: {limit: \"token-bucket:rate=10/s,burst=20\", "
-             "key: \"query:userId\"}\n")
+             "key: \"query:userId\"}\n"
+             "  jobs: {limit: \"concurrency:limit=1\", key: \"const:all\"}\n")
     plain = serve_config(lambda g, a: f"admin: 127.0.0.1:{a}\n{rules}")
     secured = serve_config(
         lambda g, a: f"admin: 127.0.0.1:{a}\nadmin_auth: {{token_file: {token}}}\n{rules}")
@@ -157,14 +159,23 @@ def test_every_curl_example_succeeds(servers):
     plain, secured, token = servers
     commands = curl_commands()
     assert len(commands) >= 3, commands
+    lease = None  # a permit the examples give back: the one the example before them took
     for doc, line, command in commands:
         target = secured if "Authorization" in command else plain
         command = command.replace("localhost:9090", target.admin.split("//")[1])
         command = command.replace("/etc/sluice/admin.token", str(token))
-        args = shlex.split(command.replace("$(cat " + str(token) + ")", TOKEN))
-        p = subprocess.run(args[:1] + ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + args[1:],
+        command = command.replace("$(cat " + str(token) + ")", TOKEN)
+        if lease:
+            command = re.sub(r"\bl-[0-9a-f]{16}\b", lease, command)
+        args = shlex.split(command, comments=True)
+        p = subprocess.run(args[:1] + ["-s", "-w", "\n%{http_code}"] + args[1:],
                            capture_output=True, text=True, timeout=10)
-        assert p.stdout.startswith("2"), f"{doc}:{line}: {command} -> {p.stdout} {p.stderr}"
+        body, _, status = p.stdout.rpartition("\n")
+        assert status.startswith("2"), f"{doc}:{line}: {command} -> {status} {body} {p.stderr}"
+        try:
+            lease = json.loads(body).get("lease", lease)
+        except (ValueError, AttributeError):
+            pass
 
 
 def test_every_json_rule_example_is_accepted_by_put(servers):
