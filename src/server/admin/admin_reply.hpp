@@ -31,6 +31,15 @@ Reply json_reply(unsigned status, const boost::json::value& body);
 // `field` names the offending input ("limit", "key", "body", "name"); omitted when empty.
 Reply error_reply(unsigned status, std::string_view error, std::string_view field = {});
 
+// 400 for refused input: every problem in `errors`, the first as `error`, and as `field` the
+// one that problem names ("rule 'a': field 'limit': ..." -> "limit") unless `field` says.
+Reply invalid_reply(const std::vector<std::string>& problems, std::string_view field = {});
+
+struct ChangeOutcome;
+// A change through the ConfigStore that was not applied: 400 with its errors, 409 for a file
+// changed on disk, 500 for a failed write-back.
+Reply change_failed(const ChangeOutcome& outcome);
+
 // An empty `content_type` sends no Content-Type (a 204).
 Reply text_reply(unsigned status, std::string body,
                  std::string content_type = "text/plain; charset=utf-8");

@@ -28,6 +28,11 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::post, "/v1/release", &AdminService::release, Serves::kDecision},
     AdminRoute{verb::delete_, "/v1/leases/{name}", &AdminService::release_lease,
                Serves::kDecision},
+    AdminRoute{verb::get, "/v1/rls/domains", &AdminService::list_rls},
+    AdminRoute{verb::get, "/v1/rls/domains/{name}", &AdminService::get_rls},
+    AdminRoute{verb::put, "/v1/rls/domains/{name}", &AdminService::put_rls},
+    AdminRoute{verb::delete_, "/v1/rls/domains/{name}", &AdminService::delete_rls},
+    AdminRoute{verb::post, "/v1/reload", &AdminService::reload},
 };
 
 constexpr std::string_view kNameParam = "{name}";

@@ -15,6 +15,7 @@
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
 #include "config_store.hpp"
+#include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/clock.hpp"
 
@@ -22,17 +23,6 @@ namespace sluice::server {
 namespace {
 
 namespace json = boost::json;
-
-// The field a loader message names ("rule 'a': field 'limit': ..."), or `fallback`.
-std::string field_of(std::string_view message, std::string_view fallback = "body") {
-  constexpr std::string_view kField = "field '";
-  const auto at = message.find(kField);
-  if (at == std::string_view::npos) return std::string(fallback);
-  const auto start = at + kField.size();
-  const auto end = message.find('\'', start);
-  if (end == std::string_view::npos) return std::string(fallback);
-  return std::string(message.substr(start, end - start));
-}
 
 json::value rule_json(const config::Rule& rule) { return json::parse(config::rule_to_json(rule)); }
 
@@ -50,42 +40,12 @@ std::vector<std::string> split_rule_problems(const std::string& joined, const st
   return out;
 }
 
-// 400 for a refused change: every problem, the first one's field (unless `field` says).
-Reply invalid_reply(const std::vector<std::string>& problems, std::string_view field = {}) {
-  json::object body;
-  body["error"] = problems.front();
-  body["field"] = field.empty() ? field_of(problems.front()) : std::string(field);
-  json::array all;
-  for (const auto& p : problems) all.emplace_back(p);
-  body["errors"] = std::move(all);
-  return json_reply(400, body);
-}
-
 // A rule name from the path that no rule could have: 400 naming `name`, with `errors` as a
 // refused PUT has it.
 std::optional<Reply> bad_name(const std::string& name) {
   auto problem = config::entry_name_problem("rule", name);
   if (!problem) return std::nullopt;
   return invalid_reply({*problem}, "name");
-}
-
-std::vector<std::string> messages(const std::vector<config::ConfigError>& errors) {
-  std::vector<std::string> out;
-  for (const auto& e : errors) out.push_back(e.message);
-  return out;
-}
-
-Reply change_failed(const ChangeOutcome& outcome) {
-  switch (outcome.kind) {
-    case ChangeOutcome::Kind::kInvalid:
-      return invalid_reply(messages(outcome.errors));
-    case ChangeOutcome::Kind::kFileChanged:
-      return error_reply(409, outcome.problem);
-    case ChangeOutcome::Kind::kWriteFailed:
-      return error_reply(500, outcome.problem);
-    default:
-      return error_reply(500, "the change was not applied");
-  }
 }
 
 std::string query_param(std::string_view query, std::string_view name) {
@@ -324,6 +284,29 @@ Reply AdminService::release(const AdminRequest& request) {
 
 Reply AdminService::release_lease(const AdminRequest& request) {
   return delete_lease(*loop_, request.name);
+}
+
+// Changes and reloads run on the config worker, as PUT /v1/rules does, and count as changes.
+Reply AdminService::list_rls(const AdminRequest&) { return list_rls_domains(*store_); }
+
+Reply AdminService::get_rls(const AdminRequest& request) {
+  return get_rls_domain(*store_, request.name);
+}
+
+Reply AdminService::put_rls(const AdminRequest& request) {
+  return on_config_worker([request](AdminService& self) {
+    return self.counted(put_rls_domain(*self.store_, request.name, request.body));
+  });
+}
+
+Reply AdminService::delete_rls(const AdminRequest& request) {
+  return on_config_worker([request](AdminService& self) {
+    return self.counted(delete_rls_domain(*self.store_, request.name));
+  });
+}
+
+Reply AdminService::reload(const AdminRequest&) {
+  return on_config_worker([](AdminService& self) { return reload_files(*self.store_); });
 }
 
 }  // namespace sluice::server

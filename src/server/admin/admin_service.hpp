@@ -42,6 +42,11 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply check_rule(const AdminRequest& request);     // GET /v1/check/{rule}
   Reply release(const AdminRequest& request);        // POST /v1/release
   Reply release_lease(const AdminRequest& request);  // DELETE /v1/leases/{token}
+  Reply list_rls(const AdminRequest& request);       // GET /v1/rls/domains (rls_handlers.hpp)
+  Reply get_rls(const AdminRequest& request);        // GET /v1/rls/domains/{domain}
+  Reply put_rls(const AdminRequest& request);        // PUT /v1/rls/domains/{domain}
+  Reply delete_rls(const AdminRequest& request);     // DELETE /v1/rls/domains/{domain}
+  Reply reload(const AdminRequest& request);         // POST /v1/reload
 
   // Who may use the admin listener, as the rules in force say.
   std::shared_ptr<const AdminAccess> access() const;

@@ -93,8 +93,15 @@ config::Loaded ConfigStore::load() const {
   if (!path_.empty()) return config::load_config_file(path_, rls_files_, max_size_);
   config::Loaded loaded = config::load_rls_files(rls_files_, max_size_);
   if (loaded.rules) {
+    // The domains the admin API made (no file) stay; those of the files are read anew.
     config::RuleSet rules = engine_.snapshot()->rules;
-    rules.rls = loaded.rules->rls;
+    config::RlsSettings next = *loaded.rules->rls;
+    if (rules.rls) {
+      for (const auto& d : rules.rls->domains) {
+        if (d.file.empty()) next.domains.push_back(d);
+      }
+    }
+    rules.rls = std::move(next);
     loaded.rules = std::move(rules);
   }
   return loaded;

@@ -36,9 +36,13 @@ def pb(tmp_path_factory):
 
 class Instance(ServeProcess):
     """`sluice serve --config FILE` with the listeners it is asked for (--grpc, --resp) on
-    free ports; `config` may use {redis} and {rls_file}. Ready once the admin listener is up."""
+    free ports; `config` may use {redis} and {rls_file}. `files` ({name: text}) are written
+    into its folder first. Ready once the admin listener is up."""
 
-    def __init__(self, tmp_path, config, redis_url="", grpc=False, resp=False, extra=()):
+    def __init__(self, tmp_path, config, redis_url="", grpc=False, resp=False, extra=(),
+                 files=None):
+        for name, text in (files or {}).items():
+            (tmp_path / name).write_text(text)
         self.admin_port = free_port()
         self.admin = f"http://127.0.0.1:{self.admin_port}"
         self.grpc_port = free_port() if grpc else None

@@ -89,34 +89,27 @@ descriptors:
 """
 
 
-def test_a_changed_domain_is_picked_up_on_sighup_and_a_broken_one_refused(pb, instances, tmp_path):
-    # The RLS file must exist before the instance starts.
-    first = tmp_path / "i0"
-    first.mkdir()
-    (first / "rls.yaml").write_text(DOMAIN % 2)
-    from conftest import Instance
-    inst = Instance(first, LOCAL, grpc=True)
-    try:
-        stub, ch = stub_of(pb, inst.grpc_port)
-        ask = lambda: stub.ShouldRateLimit(request(pb, [[("user", "u")]]), timeout=10)  # noqa
-        assert [ask().overall_code for _ in range(3)] == [OK, OK, OVER_LIMIT]
-        # Raised to 4 per hour: the 2 already counted are kept, 2 more pass.
-        (first / "rls.yaml").write_text(DOMAIN % 4)
-        inst.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: "config reloaded" in inst.stderr(), what="the reload")
-        assert [ask().overall_code for _ in range(3)] == [OK, OK, OVER_LIMIT]
-        # A broken file: refused with FILE:LINE, the domain in force keeps serving.
-        (first / "rls.yaml").write_text("domain: edge\ndescriptors:\n  - key: user\n"
-                                        "    rate_limit: {unit: fortnight, requests_per_unit: 9}\n")
-        inst.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: "reload refused" in inst.stderr(), what="the refusal")
-        assert f"{first / 'rls.yaml'}:4: domain 'edge': descriptor 'user': field " \
-               "'rate_limit.unit': 'fortnight'" in inst.stderr()
-        r = ask()
-        assert r.overall_code == OVER_LIMIT and r.statuses[0].current_limit.requests_per_unit == 4
-        ch.close()
-    finally:
-        inst.stop()
+def test_a_changed_domain_is_picked_up_on_sighup_and_a_broken_one_refused(pb, instances):
+    inst = instances(LOCAL, grpc=True, files={"rls.yaml": DOMAIN % 2})
+    rls_file = inst.dir / "rls.yaml"
+    stub, ch = stub_of(pb, inst.grpc_port)
+    ask = lambda: stub.ShouldRateLimit(request(pb, [[("user", "u")]]), timeout=10)  # noqa
+    assert [ask().overall_code for _ in range(3)] == [OK, OK, OVER_LIMIT]
+    # Raised to 4 per hour: the 2 already counted are kept, 2 more pass.
+    rls_file.write_text(DOMAIN % 4)
+    inst.proc.send_signal(signal.SIGHUP)
+    wait_until(lambda: "config reloaded" in inst.stderr(), what="the reload")
+    assert [ask().overall_code for _ in range(3)] == [OK, OK, OVER_LIMIT]
+    # A broken file: refused with FILE:LINE, the domain in force keeps serving.
+    rls_file.write_text("domain: edge\ndescriptors:\n  - key: user\n"
+                        "    rate_limit: {unit: fortnight, requests_per_unit: 9}\n")
+    inst.proc.send_signal(signal.SIGHUP)
+    wait_until(lambda: "reload refused" in inst.stderr(), what="the refusal")
+    assert f"{rls_file}:4: domain 'edge': descriptor 'user': field " \
+           "'rate_limit.unit': 'fortnight'" in inst.stderr()
+    r = ask()
+    assert r.overall_code == OVER_LIMIT and r.statuses[0].current_limit.requests_per_unit == 4
+    ch.close()
 
 
 def test_check_config_checks_rls_files_with_file_and_line(tmp_path):
