@@ -12,7 +12,7 @@
 #include <variant>
 
 #include "sluice/core/algorithm.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/shared_limiter.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
@@ -183,15 +183,15 @@ void cas_floor(benchmark::State& st, bool contended) {
 // ---- Clocks: what reading time costs at the edge, and a decision that includes the read.
 
 void clock_steady(benchmark::State& st) {
-  for (auto _ : st) benchmark::DoNotOptimize(core::SteadyClock::read());
+  for (auto _ : st) benchmark::DoNotOptimize(sluice::clock::SteadyClock::read());
 }
 
 void clock_coarse(benchmark::State& st) {
-  for (auto _ : st) benchmark::DoNotOptimize(core::CoarseClock::read());
+  for (auto _ : st) benchmark::DoNotOptimize(sluice::clock::CoarseClock::read());
 }
 
 void clock_cached(benchmark::State& st) {
-  const core::SteadyClock source;
+  const sluice::clock::SteadyClock source;
   const core::CachedClock cached(source);
   for (auto _ : st) benchmark::DoNotOptimize(cached.now());
 }
@@ -201,17 +201,17 @@ void clock_cached(benchmark::State& st) {
 template <class A>
 void local_decision_steady(benchmark::State& st, const char* spec) {
   const auto p = params_of<A>(spec);
-  auto s = A::start(p, core::SteadyClock::read());
+  auto s = A::start(p, sluice::clock::SteadyClock::read());
   for (auto _ : st) {
-    const auto step = A::decide(p, s, core::SteadyClock::read(), 1, 0);
+    const auto step = A::decide(p, s, sluice::clock::SteadyClock::read(), 1, 0);
     benchmark::DoNotOptimize(step.decision);
     if (step.decision.allowed || step.commit_on_denial) core::commit<A>(p, s, step);
   }
 }
 
 void shared_decision_steady(benchmark::State& st) {
-  SharedGcra limiter(shared_params(), core::SteadyClock::read());
-  for (auto _ : st) benchmark::DoNotOptimize(limiter.decide(core::SteadyClock::read()));
+  SharedGcra limiter(shared_params(), sluice::clock::SteadyClock::read());
+  for (auto _ : st) benchmark::DoNotOptimize(limiter.decide(sluice::clock::SteadyClock::read()));
 }
 
 // Names are what scripts/run-bench.sh and bench/report.py match: keep them in step.

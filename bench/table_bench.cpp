@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/gcra.hpp"
 #include "sluice/core/leaky_bucket.hpp"
 #include "sluice/core/token_bucket.hpp"
@@ -179,7 +179,7 @@ void BM_Table(benchmark::State& state) {
   Nanos now = 1;
   for (auto _ : state) {
     const std::string_view key = in[i++ & (kSamples - 1)];
-    if constexpr (kReadClock) now = sluice::core::SteadyClock::read();
+    if constexpr (kReadClock) now = sluice::clock::SteadyClock::read();
     benchmark::DoNotOptimize(f.table->decide(key, now, 1, 0));
     now += 1;
   }

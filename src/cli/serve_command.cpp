@@ -18,7 +18,7 @@
 
 #include "config_size_flag.hpp"
 #include "sluice/config/loader.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/notify/service_notify.hpp"
@@ -108,7 +108,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 
   std::unique_ptr<engine::Engine> engine;
   try {
-    engine = std::make_unique<engine::Engine>(std::move(rules), core::steady_clock().now());
+    engine = std::make_unique<engine::Engine>(std::move(rules), clock::steady_clock().now());
   } catch (const std::invalid_argument& e) {
     std::fprintf(err, "sluice serve: %s\n", e.what());
     return 2;

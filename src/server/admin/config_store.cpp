@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "atomic_file.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::server {
 namespace {
@@ -139,7 +139,7 @@ std::vector<std::string> ConfigStore::reload_locked() {
     if (!access) {
       errors.push_back(access.error());
     } else {
-      errors = engine_.apply(std::move(*loaded.rules), core::steady_clock().now());
+      errors = engine_.apply(std::move(*loaded.rules), clock::steady_clock().now());
       seen_all_ = stamps();  // the files of the rules now in force
       if (errors.empty()) access_.store(std::make_shared<const AdminAccess>(*access));
     }
@@ -178,7 +178,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
   std::string yaml;
   if (out.errors.empty() && write_back) yaml = config::to_yaml(for_file(next));
   if (out.errors.empty()) {
-    for (auto& message : engine_.apply(std::move(next), core::steady_clock().now())) {
+    for (auto& message : engine_.apply(std::move(next), clock::steady_clock().now())) {
       out.errors.push_back(config::ConfigError{file_name_, 0, std::move(message)});
     }
   }
@@ -190,7 +190,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     auto written = write_file_atomically(path_, yaml);
     if (!written) {
       // All or nothing: the engine goes back to the rules the file still holds.
-      engine_.apply(before->rules, core::steady_clock().now());
+      engine_.apply(before->rules, clock::steady_clock().now());
       out.kind = ChangeOutcome::Kind::kWriteFailed;
       out.problem = "not applied: " + written.error();
       log_line("sluice: admin change not applied: " + written.error());

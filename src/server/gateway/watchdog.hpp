@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "loop_types.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::server::gateway {
 
@@ -28,7 +28,7 @@ class Watchdog {
   // Now is the kernel's coarse monotonic time (same epoch as steady_clock, a tick behind at
   // most): a deadline comes a few ms early at worst, for a clock read that costs nothing.
   void expires_after(Clock::duration d) {
-    deadline_ = Clock::time_point(std::chrono::nanoseconds(core::CoarseClock::read())) + d;
+    deadline_ = Clock::time_point(std::chrono::nanoseconds(clock::CoarseClock::read())) + d;
     if (!waiting_ || deadline_ < timer_.expiry()) arm(owner_.lock());
   }
 

@@ -19,7 +19,7 @@
 #include "resp_context.hpp"
 #include "resp_session.hpp"
 #include "sluice/config/loader.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::server {
 
@@ -182,7 +182,7 @@ void RespServer::start() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
   if (m.started) return;
-  m.state = std::make_shared<resp::ServerState>(m.engine, m.options, core::steady_clock().now());
+  m.state = std::make_shared<resp::ServerState>(m.engine, m.options, clock::steady_clock().now());
   tcp::endpoint at = resp::bind_address(m.listen);
   const std::size_t loops = m.options.workers > 0 ? static_cast<std::size_t>(m.options.workers) : 1;
   try {

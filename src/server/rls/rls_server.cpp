@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "rls_service.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::server {
 
@@ -20,7 +21,7 @@ struct RlsServer::Impl {
   Impl(std::string listen, engine::Engine& engine, metrics::Registry* registry)
       : address(std::move(listen)),
         // Windows start where envoyproxy/ratelimit's do: at whole Unix seconds, minutes, ...
-        clock(io, core::system_clock()),
+        clock(io, clock::system_clock()),
         loop(engine, io, registry, &clock),
         service(io, loop, clock) {
     if (registry != nullptr) {

@@ -318,7 +318,7 @@ TEST_F(ClientCluster, ALostMasterFailsOnlyItsSlotsFastAndIsUsedAgainWhenBack) {
   ASSERT_TRUE(run_until(io, [&] { return client.stats().topology_refreshes > refreshes; }));
   for (std::size_t i = 0; i < keys.size(); ++i) {
     Result r;
-    const core::Nanos sent = core::SteadyClock::read();
+    const core::Nanos sent = clock::SteadyClock::read();
     client.command({"GET", keys[i]}, keys[i], capture(r));
     ASSERT_TRUE(run_until(io, [&] { return r.done(); }));
     if (i == victim) {

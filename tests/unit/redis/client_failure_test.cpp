@@ -25,7 +25,7 @@ TEST(ClientFailure, AFrozenServerTimesCommandsOutThenTheClientRecovers) {
   server.pause();
   Thaw thaw{server};
   Result r;
-  const core::Nanos sent = core::SteadyClock::read();
+  const core::Nanos sent = clock::SteadyClock::read();
   client.command({"GET", "k"}, "k", capture(r));
   ASSERT_TRUE(run_until(io, [&] { return r.done(); }));
   ASSERT_NE(r.failure(), nullptr) << describe(r);
@@ -96,7 +96,7 @@ TEST(ClientFailure, AKilledServerFailsCommandsFastAndTheClientReconnectsWhenItIs
   ASSERT_TRUE(run_until(io, [&] { return !client.connected(); }));
   for (int i = 0; i < 5; ++i) {
     Result r;
-    const core::Nanos sent = core::SteadyClock::read();
+    const core::Nanos sent = clock::SteadyClock::read();
     client.command({"PING"}, {}, capture(r));
     ASSERT_TRUE(run_until(io, [&] { return r.done(); }));
     ASSERT_NE(r.failure(), nullptr);

@@ -11,7 +11,7 @@
 
 #include "redis/redis_process.hpp"
 #include "sluice/backend/redis/client.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::backend::redis::testing {
 
@@ -32,7 +32,7 @@ inline Callback capture(Result& r) {
   return [&r](Outcome o) {
     ++r.calls;
     r.outcome = std::move(o);
-    r.at = core::SteadyClock::read();
+    r.at = clock::SteadyClock::read();
   };
 }
 

@@ -11,7 +11,7 @@
 
 #include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/reply.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/time.hpp"
 
 namespace sluice::backend::redis {
@@ -19,7 +19,7 @@ namespace sluice::backend::redis {
 struct ClientOptions {
   StoreUrl url;
   // The time deadlines are measured in, injected by the loop that owns the client.
-  const core::Clock* clock = &core::steady_clock();
+  const core::Clock* clock = &clock::steady_clock();
   // Per command, from submit to the reply callback, redirects, retries and connect waits included.
   core::Nanos timeout = 50 * core::kNanosPerMilli;
   core::Nanos connect_timeout = 50 * core::kNanosPerMilli;

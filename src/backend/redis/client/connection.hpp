@@ -15,7 +15,7 @@
 #include "reply_reader.hpp"
 #include "request.hpp"
 #include "sluice/backend/redis/endpoint.hpp"
-#include "sluice/core/clock.hpp"
+#include "sluice/clock/clocks.hpp"
 
 namespace sluice::backend::redis::detail {
 
@@ -36,7 +36,7 @@ class ConnectionEvents {
 };
 
 struct ConnectionOptions {
-  const core::Clock* clock = &core::steady_clock();
+  const core::Clock* clock = &clock::steady_clock();
   core::Nanos timeout = 0;
   core::Nanos connect_timeout = 0;
   core::Nanos reconnect_min = 0;
