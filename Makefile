@@ -54,6 +54,14 @@ bench-decision: build
 bench-gateway: build
 	@bash bench/gateway/run.sh $(BUILD)
 
+# Before and after: this build's core and table benchmarks beside another's, interleaved
+# (BEFORE=DIR holding sluice_core_bench and sluice_table_bench).
+.PHONY: bench-compare
+bench-compare: build
+	@test -n "$(BEFORE)" || { echo "make bench-compare BEFORE=DIR (an older build's bench/)"; exit 2; }
+	@cmake --build $(BUILD) --target sluice_core_bench sluice_table_bench >/dev/null
+	@/usr/bin/python3 bench/compare/run.py --before $(BEFORE) --after $(BUILD)/bench
+
 # wrk: GET /v1/check/{rule} (nginx auth_request's call) beside GET /healthz on the admin listener.
 .PHONY: bench-check
 bench-check: build
@@ -84,6 +92,8 @@ help:
 	@echo "make demo-replay   a burst replayed through a token bucket and a leaky bucket"
 	@echo "make bench         core and table benchmarks beside their peers"
 	@echo "make bench-gateway bench-decision bench-check bench-redis: the server benchmarks"
+	@echo "make bench-compare BEFORE=DIR: core and table benchmarks, before and after, in one run"
+	@echo "                   (bench-gateway takes SLUICE_BASELINE=OLD_SLUICE for the same)"
 	@echo "make package       the Debian packages (cpack)"
 	@echo "make install       cmake --install to PREFIX=$(PREFIX)"
 	@echo "make clean         remove build/"
