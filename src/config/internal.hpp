@@ -2,10 +2,13 @@
 // of the enumerations, and the error list with the line each entry's fields were written on.
 #pragma once
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -53,6 +56,17 @@ std::string_view name_of(const Named<E> (&table)[N], E value) {
 // Input echoed in a message: bytes that are not UTF-8, and control characters, shown as \xHH so
 // the message (on stderr, in a JSON reply) is valid text that still says what was written.
 inline std::string quoted(std::string_view s) { return "'" + core::printable(s) + "'"; }
+
+// An IP address in `family`'s text form into `out` (16 bytes: room for IPv6).
+template <std::size_t N>
+bool parse_ip(int family, std::string_view text, unsigned char (&out)[N]) {
+  static_assert(N >= 16);
+  return inet_pton(family, std::string(text).c_str(), out) == 1;
+}
+
+// A host as written before an endpoint's port: a name or an IPv4 address (endpoints bracket
+// IPv6 themselves). Returns the problem, or nothing (addresses.cpp).
+std::optional<std::string> host_problem(std::string_view host);
 
 // A field path as errors show it: "servers.1" is the field "servers" (the line says which item).
 std::string shown_field(std::string_view path);
