@@ -146,8 +146,10 @@ class Queue:
     """Sentinel ThrottlingController (references.md §3), statDurationMs = 1000.
 
     count = N / period_seconds (double); ns clock when round(count) == 0, 1000 % round(count)
-    != 0 or count/1000 > 1, else the ms clock (t cut to whole ms). latestPassedTime starts
-    at -1 for every key. cost = Math.round(1000[*1e6] * acquire / count). Pass at once when
+    != 0 or count/1000 > 1, else the ms clock (t cut to whole ms). A key's first request
+    passes at once (latest := now): Sentinel's latestPassedTime starts at -1 on an epoch
+    clock, so its users never see that request wait, whatever the trace's virtual time.
+    cost = Math.round(1000[*1e6] * acquire / count). Pass at once when
     cost + latest <= now (latest := now); else wait = cost + latest - now, reject when
     wait > max-wait, else latest += cost and the request waits latest - now.
     The trace's one virtual time serves every clock read. The mode does not apply.
@@ -170,8 +172,8 @@ class Queue:
             now = t_us // 1000
             unit_ns = 1_000_000
             c = java_round(1.0 * 1000 * cost / self.count)
-        latest = self.latest.get(key, -1)
-        if c + latest <= now:
+        latest = self.latest.get(key)
+        if latest is None or c + latest <= now:
             self.latest[key] = now
             return 1, 0, -1, 0
         wait = c + latest - now

@@ -16,7 +16,11 @@ namespace sluice::core {
 // clock, or on a nanosecond clock when statDurationMs % round(count) != 0 or count > 1000 per
 // second, as it chooses. A request passes at once when the last pass is a cost ago; otherwise
 // it waits for last + cost if that is within maxQueueingTime, else it is rejected.
-// latestPassedTime starts at -1, in the chosen clock's unit.
+// Sentinel starts latestPassedTime at -1 on a clock that is epoch milliseconds (or an arbitrary
+// nanoTime origin), so its users see a key's first request pass at once. A trace's virtual
+// time starts near 0, where a literal -1 would make that first request wait a spacing: a key
+// that has never passed starts at kNeverPassed instead and passes its first request at once,
+// whatever the time and the cost.
 // Where Sentinel would divide by zero (round(count) == 0, a rate below 0.5/s) we use the
 // nanosecond clock, which its own comment says is the accurate one.
 struct UniformQueue {
@@ -29,8 +33,10 @@ struct UniformQueue {
     std::int64_t max_queueing_ms = 500;
     bool use_nanos = false;
   };
+  static constexpr std::int64_t kNeverPassed = INT64_MIN;
+
   struct State {
-    std::int64_t latest_passed = -1;  // ms or ns, as Params::use_nanos says
+    std::int64_t latest_passed = kNeverPassed;  // ms or ns, as Params::use_nanos says
   };
   static_assert(sizeof(State) == 8 && std::is_trivially_copyable_v<State>);
 
@@ -42,7 +48,7 @@ struct UniformQueue {
     return p;
   }
 
-  static State start(const Params&, Nanos) { return State{-1}; }
+  static State start(const Params&, Nanos) { return State{kNeverPassed}; }
 
   // Spacing for `acquire` permits, in the clock's unit, computed as Sentinel does.
   static std::int64_t cost_time(const Params& p, std::int64_t acquire) {
@@ -57,6 +63,7 @@ struct UniformQueue {
                             Nanos /*max_wait: its own max-wait parameter applies*/) {
     const Nanos unit = p.use_nanos ? 1 : kNanosPerMilli;
     const std::int64_t current = now / unit;
+    if (s.latest_passed == kNeverPassed) return {Decision{true, 0, 0, 0, 0, -1}, State{current}};
     const std::int64_t max_queue =
         p.use_nanos ? p.max_queueing_ms * kNanosPerMilli : p.max_queueing_ms;
     const std::int64_t spacing = cost_time(p, cost);
@@ -80,16 +87,16 @@ struct UniformQueue {
   static State retune(const Params& from, const Params& to, const State& s, Nanos) {
     if (from.use_nanos == to.use_nanos) return s;
     // The clock unit changes with the rate: carry the last pass over to the new unit.
-    if (s.latest_passed < 0) return s;
+    if (s.latest_passed == kNeverPassed) return s;
     return State{to.use_nanos ? s.latest_passed * kNanosPerMilli
                               : s.latest_passed / kNanosPerMilli};
   }
 
   static bool idle(const Params& p, const State& s, Nanos now) {
     const Nanos unit = p.use_nanos ? 1 : kNanosPerMilli;
-    // A new key passes any request whose spacing has elapsed since t=0; an old one, since its
-    // last pass. Once that pass is 1024 spacings ago, both agree for costs up to 1024.
-    return s.latest_passed < 0 || now / unit - s.latest_passed > cost_time(p, 1) * 1024;
+    // A new key passes any request at once; an old one, any whose spacing has elapsed since
+    // its last pass. Once that pass is 1024 spacings ago, both agree for costs up to 1024.
+    return s.latest_passed == kNeverPassed || now / unit - s.latest_passed > cost_time(p, 1) * 1024;
   }
 };
 

@@ -51,10 +51,25 @@ TEST(UniformQueue, QueuesABurstOneSpacingApartUpToMaxWait) {
   EXPECT_EQ(delays_at(q, ms(1100), 2), (std::vector<Nanos>{ms(500), -1}));
 }
 
-TEST(UniformQueue, ARequestAtVirtualTimeZeroWaitsBecauseTheLastPassStartsAtMinusOne) {
+// Sentinel's -1 start lies on an epoch clock, so its users never see a first request wait;
+// at virtual time 0 a literal -1 would have queued it 99ms.
+TEST(UniformQueue, AKeysFirstRequestPassesAtOnceEvenAtVirtualTimeZero) {
   Queue q(ten_per_second());
-  EXPECT_EQ(q.at(0).delay, ms(99));  // -1 + 100 = 99 > 0
-  EXPECT_EQ(q.at(0).delay, ms(199));
+  const Decision first = q.at(0);
+  EXPECT_TRUE(first.allowed);
+  EXPECT_EQ(first.delay, 0);
+  EXPECT_EQ(delays_at(q, 0, 2), (std::vector<Nanos>{ms(100), ms(200)}));
+}
+
+TEST(UniformQueue, AKeysFirstRequestPassesAtOnceOnEitherClockWhateverItsCost) {
+  Queue millis(ten_per_second());
+  const Decision big = millis.at(ms(7), 50);  // 5s of spacing, far beyond max-wait
+  EXPECT_TRUE(big.allowed);
+  EXPECT_EQ(big.delay, 0);
+  EXPECT_EQ(millis.at(ms(7)).delay, ms(100));  // spaced from that pass, by its own cost
+  Queue nanos(UniformQueue::make(per_second(3), ms(500)));
+  EXPECT_EQ(nanos.at(1).delay, 0);
+  EXPECT_EQ(nanos.at(1).delay, 333'333'333);
 }
 
 TEST(UniformQueue, BuildsNoCreditWhileIdle) {
@@ -94,10 +109,7 @@ TEST(UniformQueue, AJumpOfHoursPassesOneAtOnceAndQueuesTheRest) {
 
 TEST(UniformQueue, HugeCostsAndTheLastInstantOfATraceNeitherCrashNorWrap) {
   Queue q(ten_per_second());
-  const Decision fresh = q.at(sec(1), kHugeCost);  // its spacing saturates
-  EXPECT_FALSE(fresh.allowed);
-  EXPECT_GT(fresh.retry_after, 0);
-  ASSERT_TRUE(q.at(sec(1)).allowed);
+  EXPECT_TRUE(q.at(sec(1), kHugeCost).allowed);  // its spacing saturates; a first pass is free
   const Decision known = q.at(sec(1), kHugeCost);  // last pass + spacing leaves int64
   EXPECT_FALSE(known.allowed);
   EXPECT_TRUE(known.overflow);

@@ -6,9 +6,10 @@
 --
 -- State: latestPassedTime, in the clock's unit, as (second relative to the frame, units
 -- within that second), so it shifts by whole seconds on load and never has to hold an
--- absolute nanosecond time (1.8e18) in a double. Sentinel starts a key at latestPassedTime =
--- -1 in ABSOLUTE time (a new key passes any request whose spacing has elapsed since t=0), so
--- start() places that -1 in the frame. Every answer is computed from exact quantities:
+-- absolute nanosecond time (1.8e18) in a double. A key that has never passed is { never =
+-- true }: it passes its first request at once, whatever the time and the cost, as the C++
+-- core's kNeverPassed does (Sentinel's -1 lies on an epoch clock). It is never stored: the
+-- first decision always passes and replaces it. Every answer is computed from exact quantities:
 --   elapsed = current - latest   (exact while below 2^53 units; beyond, it exceeds any
 --                                 spacing below 2^52, and a larger spacing compares as pairs)
 --   spacing = Sentinel's rounded cost; one of 2^52 units or more (52 days of nanoseconds)
@@ -79,8 +80,7 @@ LAZY['queue'] = function()
     return p
   end
 
-  -- latestPassedTime = -1 (absolute): the last unit of the second before t=0.
-  M.start = function(p, now) return { sec = -1 - T.now_sec, sub = p.per_sec - 1 } end
+  M.start = function(p, now) return { never = true } end
 
   -- Spacing for `acquire` permits, in the clock's unit, computed as Sentinel does.
   local function cost_time(p, acquire)
@@ -119,6 +119,7 @@ LAZY['queue'] = function()
     local unit = p.unit
     local current = now
     if not p.use_nanos then current = math.floor(now / 1000000) end
+    if s.never then return decision(true, 0, 0, 0, 0, -1), at(p, current), false end
     local spacing = cost_time(p, cost)
     if expected_overflows(p, s, spacing) then return overflowed(), s, false end
     -- elapsed = current - latest, in units; beyond 2^53 it is rounded but larger than FAR.
