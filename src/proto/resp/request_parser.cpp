@@ -119,6 +119,14 @@ struct RequestParser::Sink {
       p.error_ = "Protocol error: invalid bulk length";
       return nullptr;
     }
+    // hiredis (and Redis itself) skip the two bytes after the payload unread, so "$4 PINGXX"
+    // would pass as PING and leave "XX..." to be read as the next command: a payload that
+    // is not followed by CRLF is not the length its header says. The reader calls us only
+    // once len + 2 bytes are buffered after `str`.
+    if (str[len] != '\r' || str[len + 1] != '\n') {
+      p.error_ = "Protocol error: invalid bulk length";
+      return nullptr;
+    }
     if (p.arena_.size() + len > p.limits_.max_command_bytes) {
       p.error_ = "Protocol error: command too big";
       return nullptr;

@@ -172,6 +172,34 @@ TEST(RequestParser, NamesMalformedHeadersAsRedisDoes) {
             "Protocol error: too big bulk count string");
 }
 
+// Defect 7: "$4 PINGXX" used to pass as PING, leaving "XX" to frame the next command. Redis 7
+// skips those two bytes unread; the parser refuses them, so a client cannot desynchronise.
+TEST(RequestParser, RefusesABulkPayloadLongerThanItsHeader) {
+  RequestParser p;
+  p.feed("*1\r\n$4\r\nPINGXX\r\n");
+  ParseStatus s{};
+  EXPECT_TRUE(drain(p, &s).empty());
+  EXPECT_EQ(s, ParseStatus::kError);
+  EXPECT_EQ(p.error(), "Protocol error: invalid bulk length");
+  EXPECT_EQ(error_of("*1\r\n$4\r\nPINGX\r\n"), "Protocol error: invalid bulk length");
+  EXPECT_EQ(error_of("*1\r\n$4\r\nPING\n\r\n"), "Protocol error: invalid bulk length");
+  EXPECT_EQ(error_of("*2\r\n$4\r\nECHO\r\n$0\r\nxx*1\r\n$4\r\nPING\r\n"),
+            "Protocol error: invalid bulk length");
+}
+
+TEST(RequestParser, RefusesAnOverlongPayloadEvenWhenItsEndArrivesByteByByte) {
+  RequestParser p;
+  const std::string bytes = "*2\r\n$4\r\nPING\r\n$1\r\nabc\r\n";
+  ParseStatus s = ParseStatus::kPending;
+  for (char c : bytes) {
+    p.feed(&c, 1);
+    while ((s = p.next()) == ParseStatus::kCommand) ADD_FAILURE() << "a command was accepted";
+    if (s == ParseStatus::kError) break;
+  }
+  EXPECT_EQ(s, ParseStatus::kError);
+  EXPECT_EQ(p.error(), "Protocol error: invalid bulk length");
+}
+
 TEST(RequestParser, RefusesBinaryGarbage) {
   std::string garbage;
   for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);

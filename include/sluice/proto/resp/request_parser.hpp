@@ -12,6 +12,9 @@
 // max_elements before hiredis sees it, a bulk header as soon as it is complete. A client
 // therefore cannot make the server hold more than it actually sent, nor more than
 // max_bulk + a header for one argument, nor more than max_command_bytes for one command.
+// A bulk payload must end in CRLF where its header says: Redis 7 skips those two bytes
+// unchecked, which lets a longer payload frame a command of its own; here it is
+// "invalid bulk length".
 #pragma once
 
 #include <cstddef>
