@@ -304,6 +304,11 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
   }
   std::string canonical = algo;
   char sep = ':';
+  // nginx takes delay=N or nodelay, never both, so the canonical text names only the one in
+  // force: like every canonical text, it must parse again (the Redis backend and the engine's
+  // inline limits do).
+  const auto nodelay = written.find(std::string_view("nodelay"));
+  const bool no_delay = nodelay != written.end() && nodelay->second == "1";
   for (const auto& p : row->params) {
     if (!written.contains(p.name)) {
       if (!p.default_value) {
@@ -314,6 +319,7 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
     }
     const std::string value =
         written.contains(p.name) ? written.find(p.name)->second : std::string(*p.default_value);
+    if ((p.name == "nodelay" && !no_delay) || (p.name == "delay" && no_delay)) continue;
     canonical += sep + std::string(p.name) + "=" + value;
     sep = ',';
   }

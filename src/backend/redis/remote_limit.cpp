@@ -43,8 +43,6 @@ core::Expected<spec::LimitSpec> scaled_spec(const spec::LimitSpec& spec, double 
   // The canonical text lists every parameter: rewrite rate, burst and limit and parse again,
   // so each algorithm derives its own representation from the scaled values.
   const std::string& c = spec.canonical;
-  // The canonical text writes leaky-bucket's delay and nodelay both; the parser takes one.
-  const bool nodelay = c.find(",nodelay=1") != std::string::npos;
   const auto colon = c.find(':');
   std::string out = c.substr(0, colon + 1);
   std::string_view rest = std::string_view(c).substr(colon + 1);
@@ -56,11 +54,6 @@ core::Expected<spec::LimitSpec> scaled_spec(const spec::LimitSpec& spec, double 
     const std::string_view name = item.substr(0, eq);
     const std::string_view value = item.substr(eq + 1);
     std::string scaled(value);
-    if ((name == "nodelay" && value == "0") || (name == "delay" && nodelay)) {
-      if (comma == std::string_view::npos) break;
-      rest = rest.substr(comma + 1);
-      continue;
-    }
     if (name == "rate") {
       auto r = core::parse_rate(value);
       if (!r) return core::make_error(r.error());

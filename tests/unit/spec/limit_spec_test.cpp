@@ -47,14 +47,27 @@ TEST(LimitSpec, ParsesATokenBucket) {
 TEST(LimitSpec, CanonicalTextPutsParametersInTableOrderAndFillsDefaults) {
   EXPECT_EQ(canonical_of("token-bucket:burst=20,rate=10/s"), "token-bucket:rate=10/s,burst=20");
   EXPECT_EQ(canonical_of("gcra:rate=30/60s,burst=15"), "gcra:rate=30/60s,burst=15");
-  EXPECT_EQ(canonical_of("leaky-bucket:rate=100/m"),
-            "leaky-bucket:rate=100/m,burst=0,delay=0,nodelay=0");
+  EXPECT_EQ(canonical_of("leaky-bucket:rate=100/m"), "leaky-bucket:rate=100/m,burst=0,delay=0");
   EXPECT_EQ(canonical_of("fixed-window:window=1m,limit=100"), "fixed-window:limit=100,window=1m");
   EXPECT_EQ(canonical_of("smooth-bursty:rate=5/s"), "smooth-bursty:rate=5/s,max-burst=1s");
   EXPECT_EQ(canonical_of("smooth-warmup:rate=5/s,warmup=3s"),
             "smooth-warmup:rate=5/s,warmup=3s,cold-factor=3");
   EXPECT_EQ(canonical_of("queue:rate=10/s"), "queue:rate=10/s,max-wait=500ms");
   EXPECT_EQ(canonical_of("concurrency:limit=8"), "concurrency:limit=8");
+}
+
+// Found by tests/fuzz/spec_fuzz.cpp: "delay=1,nodelay=0" did not parse again.
+TEST(LimitSpec, ALeakyBucketsCanonicalTextNamesDelayOrNodelayAndParsesAgain) {
+  EXPECT_EQ(canonical_of("leaky-bucket:rate=200/m,burst=3,delay=1"),
+            "leaky-bucket:rate=200/m,burst=3,delay=1");
+  EXPECT_EQ(canonical_of("leaky-bucket:nodelay=1,rate=7/s,burst=20"),
+            "leaky-bucket:rate=7/s,burst=20,nodelay=1");
+  EXPECT_EQ(canonical_of("leaky-bucket:rate=7/s,nodelay=0"), "leaky-bucket:rate=7/s,burst=0,delay=0");
+  for (const char* text : {"leaky-bucket:rate=200/m,burst=3,delay=1",
+                           "leaky-bucket:rate=7/s,burst=20,nodelay=1", "leaky-bucket:rate=1/s"}) {
+    const std::string canonical = canonical_of(text);
+    EXPECT_EQ(canonical_of(canonical), canonical) << text;
+  }
 }
 
 TEST(LimitSpec, DefaultsReachTheTypedParameters) {
