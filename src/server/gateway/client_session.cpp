@@ -173,7 +173,9 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 
   engine::RequestView view;
-  if (!read_target(req, view)) co_return co_await refuse_head(400);
+  if (!read_request_head(req, escaped_slashes_, target_, view)) {
+    co_return co_await refuse_head(400);
+  }
 
   // The loop's time: every limit decides at this instant.
   const core::Nanos now = worker_.clock().now();
@@ -243,30 +245,6 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   loop.release(outcome_);
   outcome_.reset();
   co_return next;
-}
-
-bool ClientSession::read_target(const http::request_header<Fields>& req,
-                                engine::RequestView& view) {
-  namespace ph = proto::http;
-  if (ph::normalize_target(req.target(), escaped_slashes_, path_scratch_, target_) !=
-      ph::TargetError::kNone) {
-    return false;
-  }
-  // RFC 9112 §3.2: one Host, required on HTTP/1.1; an absolute-form target's authority
-  // replaces it (§3.2.2), so routing and the upstream see the same host.
-  const auto hosts = req.count(http::field::host);
-  if (hosts > 1) return false;
-  if (hosts == 0 && target_.authority.empty() && req.version() >= 11) return false;
-  const std::string_view host_field = hosts == 1 ? req.find(http::field::host)->value() : "";
-  if (!ph::routing_host(host_field, host_scratch_, view.host)) return false;  // invalid: 400
-  if (!target_.authority.empty() &&
-      !ph::routing_host(target_.authority, host_scratch_, view.host)) {
-    return false;
-  }
-  view.method = req.method_string();
-  view.path = target_.path;
-  view.query = target_.query;
-  return true;
 }
 
 Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
@@ -386,8 +364,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     upstream_io_ = &conn->socket;
     upstream_timed_out_ = false;
     head_.clear();
-    append_upstream_request_head(head_, req, target_, peer_, forwarded_node_, request_framing,
-                                 request_length, server->authority);
+    append_upstream_request_head(head_, req, target_.parts, peer_, forwarded_node_,
+                                 request_framing, request_length, server->authority);
     upstream_watch_.expires_after(ns(timeouts_.upstream));
     error_code ec =
         co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);

@@ -20,6 +20,7 @@
 #include "proxy_head.hpp"
 #include "request_body.hpp"
 #include "request_framing.hpp"
+#include "request_head.hpp"
 #include "sluice/engine/fields.hpp"
 #include "sluice/engine/loop.hpp"
 #include "upstream_pool.hpp"
@@ -65,10 +66,6 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   };
 
   Awaitable<Next> serve_one();
-  // Fills `view` (method, host, path, query) from the request head as routes must see it:
-  // the normalized path and the routing host into target_; false when the head gets 400.
-  bool read_target(const boost::beast::http::request_header<Fields>& req,
-                   engine::RequestView& view);
   // Answers a request head that cannot be served (400, 413, 414, 431, 501) and closes; 0: just
   // close.
   Awaitable<Next> refuse_head(int status);
@@ -130,9 +127,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   engine::Outcome outcome_;           // the engine's answer to the request being served
   engine::LimitFields limit_fields_;  // its rate-limit fields, before they are written
   std::string fields_;                // ... and as header lines
-  proto::http::TargetParts target_;   // the request's target as forwarded
-  std::string path_scratch_;          // where target_.path lives when it was rewritten
-  std::string host_scratch_;          // where the routing host lives when it was lower-cased
+  HeadTarget target_;                 // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
   std::unique_ptr<char[]> held_;  // the request body read ahead (read_body_ahead)
