@@ -76,10 +76,21 @@ class Builder : public YAML::EventHandler {
  public:
   struct Stop {};  // enough documents: the rest of the stream is not needed
 
-  Builder(Tree& tree, const Limits& limits) : tree_(tree), limits_(limits) {}
+  Builder(Tree& tree, const Limits& limits, std::string_view text)
+      : tree_(tree), limits_(limits), text_(text) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
     if (tree_.documents_.size() >= limits_.max_documents) throw Stop{};
+    // yaml-cpp 0.7 starts a document at a stray ',' without reading it, and again, for ever
+    // (yaml-cpp #1040): each empty document takes memory until the process dies. A one-byte
+    // RLS file did that (found by tests/fuzz/config_fuzz.cpp). A document starts past the last.
+    if (mark.pos == last_start_) {
+      const auto at = static_cast<std::size_t>(mark.pos);
+      const std::string what =
+          at < text_.size() ? "'" + std::string(1, text_[at]) + "'" : std::string("end of input");
+      throw ParseError(line_of(mark), true, "unexpected " + what + " (no document starts here)");
+    }
+    last_start_ = mark.pos;
   }
   void OnDocumentEnd() override {}
 
@@ -204,13 +215,15 @@ class Builder : public YAML::EventHandler {
   std::vector<std::uint32_t> pending_;  // children of the open collections, innermost last
   std::vector<Anchored> anchors_;
   std::size_t expanded_ = 0;
+  std::string_view text_;
+  int last_start_ = -1;  // where the previous document started
 };
 
 Tree parse(std::string_view text, const Limits& limits) {
   Tree tree;
   ViewBuf buf(text);
   std::istream in(&buf);
-  Builder builder(tree, limits);
+  Builder builder(tree, limits, text);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(builder)) {

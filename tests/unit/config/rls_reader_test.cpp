@@ -171,6 +171,14 @@ descriptors:
     EXPECT_NE(errors.find(e), std::string::npos) << e << "\n" << errors;
 }
 
+// yaml-cpp 0.7's LoadAll loops for ever, allocating, on a ',' where a document starts (found
+// by tests/fuzz/config_fuzz.cpp): each such file must be one syntax error, at once.
+TEST(RlsConfig, AStrayCommaWhereADocumentStartsIsASyntaxErrorNotAnEndlessLoad) {
+  EXPECT_EQ(errors_of(","), "rls.yaml:1: YAML syntax: unexpected ',' (no document starts here)\n");
+  EXPECT_EQ(errors_of("domain: a\ndescriptors: []\n---\n,\n"),
+            "rls.yaml:4: YAML syntax: unexpected ',' (no document starts here)\n");
+}
+
 TEST(RlsConfig, DomainErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"descriptors: []\n", "rls.yaml:1: missing field 'domain'"},
