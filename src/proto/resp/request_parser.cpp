@@ -315,7 +315,10 @@ ParseStatus RequestParser::next_inline() {
   const std::size_t n = r->len - r->pos;
   const void* nl = std::memchr(p, '\n', n);
   if (nl == nullptr) {
-    if (n > limits_.max_inline) return fail("Protocol error: too big inline request");
+    // The same cap as a whole line's below: a CR that may end it does not count, or a line of
+    // exactly max_inline bytes would pass or fail by where TCP cut it.
+    const std::size_t so_far = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+    if (so_far > limits_.max_inline) return fail("Protocol error: too big inline request");
     return ParseStatus::kPending;
   }
   const auto line_bytes = static_cast<std::size_t>(static_cast<const char*>(nl) - p) + 1;

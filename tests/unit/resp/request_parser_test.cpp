@@ -221,6 +221,22 @@ TEST(RequestParser, RefusesOverlongInlineAndUnbalancedQuotes) {
   EXPECT_EQ(error_of("ECHO \"a\"b\r\n"), "Protocol error: unbalanced quotes in request");
 }
 
+// Found by tests/fuzz/resp_fuzz.cpp: a line of exactly the cap was refused when its CR and LF
+// came in two reads, and accepted when they came together.
+TEST(RequestParser, AnInlineLineOfExactlyTheCapPassesHoweverItsEndIsCut) {
+  ParserLimits limits;
+  limits.max_inline = 16;
+  const std::string line = "ECHO " + std::string(11, 'a');  // 16 bytes
+  RequestParser p(limits);
+  p.feed(line + "\r");
+  EXPECT_EQ(p.next(), ParseStatus::kPending);
+  p.feed("\n");
+  ASSERT_EQ(p.next(), ParseStatus::kCommand);
+  EXPECT_EQ(p.args().size(), 2u);
+  EXPECT_EQ(error_of(line + "a\r", limits), "Protocol error: too big inline request");
+  EXPECT_EQ(error_of(line + "\ra", limits), "Protocol error: too big inline request");
+}
+
 TEST(RequestParser, StaysFailedAfterAnError) {
   RequestParser p;
   p.feed("*1\r\n:1\r\n");
