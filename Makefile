@@ -9,8 +9,19 @@ PREFIX ?= /usr/local
 PORT ?= 8080
 ADMIN_PORT ?= 9090
 UPSTREAM_PORT ?= 8081
+# What `build` builds: everything, or these targets only (the TSan run builds its suites).
+TARGETS ?=
+FUZZ_SECONDS ?= 60
 
-.PHONY: all help deps configure build test test-asan run demo-replay bench bench-gateway bench-decision package install clean
+# The sanitizer runs (docs/reliability.md#sanitizers says what each covers and why): ASan+UBSan
+# over every unit suite, the fuzz replays, the CLI tests and the integration suites of the
+# listeners; TSan over the concurrent parts: tables, the local policies, the Redis store and
+# client, and the gateway and admin listeners under reload.
+ASAN_LABELS ?= ^(unit|fuzz_replay|cli|integration_(gateway|admin|check|resp))$$
+TSAN_LABELS ?= ^(unit_(table|local|redis)|integration_(gateway|admin))$$
+TSAN_TARGETS ?= unit_table unit_local unit_redis sluice
+
+.PHONY: all help deps configure build check test test-asan test-tsan fuzz run demo-replay bench bench-gateway bench-decision package install clean
 
 all: build
 
@@ -26,13 +37,39 @@ configure: deps
 	fi
 
 build: configure
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) $(if $(TARGETS),--target $(TARGETS))
 
-test: build
+# One build's own tests.
+check: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# What CI runs (.ci/run): the release build's tests, then each fuzzer for 30 s, then the
+# sanitizer runs. With another PRESET, that build's tests alone.
+test: check
+ifeq ($(PRESET),release)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-tsan
+endif
+
 test-asan:
-	@$(MAKE) test PRESET=asan
+	@$(MAKE) --no-print-directory build PRESET=asan
+	@bash scripts/run-sanitized-tests.sh asan '$(ASAN_LABELS)'
+
+test-tsan:
+	@$(MAKE) --no-print-directory build PRESET=tsan TARGETS='$(TSAN_TARGETS)'
+	@bash scripts/run-sanitized-tests.sh tsan '$(TSAN_LABELS)'
+
+# libFuzzer (clang-14, ASan+UBSan): each target of tests/fuzz for FUZZ_SECONDS, from its seed
+# corpus and regressions; a crash fails and is left in build/fuzz/tests/fuzz/work/TARGET/artifacts/.
+fuzz: deps
+	@if [ ! -f build/fuzz/build.ninja ] || \
+	    ! grep -qx 'SLUICE_WERROR:BOOL=$(WERROR)' build/fuzz/CMakeCache.txt || \
+	    ! grep -qx 'SLUICE_FUZZ_SECONDS:STRING=$(FUZZ_SECONDS)' build/fuzz/CMakeCache.txt; then \
+	  cmake --preset fuzz -DSLUICE_WERROR=$(WERROR) -DSLUICE_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null; \
+	fi
+	@cmake --build build/fuzz -j $(JOBS) --target sluice_fuzzers
+	@ctest --test-dir build/fuzz --output-on-failure -j $(JOBS)
 
 # The main job: sluice as a gateway in front of a demo upstream (Ctrl-C stops both), the access
 # log on the terminal. PORT=, ADMIN_PORT=, UPSTREAM_PORT= move it off 8080, 9090, 8081.
@@ -85,8 +122,12 @@ install: build
 
 help:
 	@echo "make [all]         install missing Debian packages, build $(BUILD)/sluice"
-	@echo "make test          build, then every test (unit, CLI, golden, integration, package)"
-	@echo "make test-asan     the same under AddressSanitizer and UBSan (PRESET=asan)"
+	@echo "make test          build, then every test (unit, CLI, golden, integration, package),"
+	@echo "                   each fuzzer for 30 s, test-asan and test-tsan: what CI runs"
+	@echo "make check         one build's own tests (PRESET=release, asan, tsan...)"
+	@echo "make test-asan     unit, CLI, fuzz-replay and listener suites under ASan and UBSan"
+	@echo "make test-tsan     tables, local policies, Redis store, gateway and admin under TSan"
+	@echo "make fuzz          each libFuzzer target for FUZZ_SECONDS (default 60), clang-14"
 	@echo "make run           sluice serve (examples/gateway.yaml) before a demo upstream"
 	@echo "                   (PORT=8080 ADMIN_PORT=9090 UPSTREAM_PORT=8081)"
 	@echo "make demo-replay   a burst replayed through a token bucket and a leaky bucket"

@@ -23,6 +23,10 @@ def traces(tmp_path_factory):
     return {n: write_trace(d / f"t{n}.csv", n) for n in (200_000, 2_000_000)}
 
 
+# A bound on the release binary's memory: a sanitizer's shadow memory and quarantine are not
+# sluice's (scripts/run-sanitized-tests.sh sets SLUICE_SANITIZER).
+@pytest.mark.skipif(bool(os.environ.get("SLUICE_SANITIZER")),
+                    reason="RSS bounds hold for the release binary, not under a sanitizer")
 @pytest.mark.parametrize("spec", [
     ["--limit", "token-bucket:rate=10/s,burst=20"],
     ["--limit", "sliding-log:limit=50,window=1s"],
