@@ -23,9 +23,9 @@ TEST(Limit, TypedFactoriesWriteTheSameSpecs) {
   EXPECT_EQ(Limit::gcra(Rate{30, 60s}, 15).spec(), "gcra:rate=30/m,burst=15");
   EXPECT_EQ(Limit::gcra(Rate{100, 10s}, 5).spec(), "gcra:rate=100/10s,burst=5");
   EXPECT_EQ(Limit::leaky_bucket(Rate::per_minute(100), 10, 3).spec(),
-            "leaky-bucket:rate=100/m,burst=10,delay=3,nodelay=0");
+            "leaky-bucket:rate=100/m,burst=10,delay=3");
   EXPECT_EQ(Limit::leaky_bucket_nodelay(Rate::per_second(10), 5).spec(),
-            "leaky-bucket:rate=10/s,burst=5,delay=0,nodelay=1");
+            "leaky-bucket:rate=10/s,burst=5,nodelay=1");
   EXPECT_EQ(Limit::fixed_window(100, 1min).spec(), "fixed-window:limit=100,window=1m");
   EXPECT_EQ(Limit::sliding_window(600, 1h).spec(), "sliding-window:limit=600,window=1h");
   EXPECT_EQ(Limit::sliding_log(5, 250ms).spec(), "sliding-log:limit=5,window=250ms");

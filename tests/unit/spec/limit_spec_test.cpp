@@ -62,7 +62,8 @@ TEST(LimitSpec, ALeakyBucketsCanonicalTextNamesDelayOrNodelayAndParsesAgain) {
             "leaky-bucket:rate=200/m,burst=3,delay=1");
   EXPECT_EQ(canonical_of("leaky-bucket:nodelay=1,rate=7/s,burst=20"),
             "leaky-bucket:rate=7/s,burst=20,nodelay=1");
-  EXPECT_EQ(canonical_of("leaky-bucket:rate=7/s,nodelay=0"), "leaky-bucket:rate=7/s,burst=0,delay=0");
+  EXPECT_EQ(canonical_of("leaky-bucket:rate=7/s,nodelay=0"),
+            "leaky-bucket:rate=7/s,burst=0,delay=0");
   for (const char* text : {"leaky-bucket:rate=200/m,burst=3,delay=1",
                            "leaky-bucket:rate=7/s,burst=20,nodelay=1", "leaky-bucket:rate=1/s"}) {
     const std::string canonical = canonical_of(text);
