@@ -1,13 +1,14 @@
-// Fuzz target: the gateway's request path without sockets: Boost.Beast parsing with the
-// gateway's limits, the head checks and target/Host normalization, the engine's decision.
+// Fuzz target: the gateway's request path without sockets: the raw-byte head scan and
+// Boost.Beast parsing with the gateway's limits, the framing checks, target/Host
+// normalization, the engine's decision and its rate-limit fields.
 //
 // Input: byte 0 picks the read size, how "%2F" is treated and whether the peer is a trusted
 // proxy; the rest is what a client sends on one connection (up to four pipelined requests).
 // Each request goes the way ClientSession::serve_one takes it, through the same functions
-// (src/server/gateway/request_head.hpp, proxy_head.cpp), against a small fixed config that
-// uses every key kind and every algorithm. A forwarded request's upstream head must parse
-// back as exactly one request with the normalized target and the same body framing: what
-// the gateway judged is what the upstream gets.
+// (request_framing, request_head.hpp, proxy_head), against a small fixed config that uses
+// every key kind and every algorithm a table holds. A forwarded request's upstream head must
+// parse back as exactly one request with the normalized target and the same body framing:
+// what the gateway judged is what the upstream gets.
 #include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -24,9 +25,13 @@
 #include "fields_arena.hpp"
 #include "fuzz_check.hpp"
 #include "proxy_head.hpp"
+#include "request_framing.hpp"
 #include "request_head.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
+#include "sluice/engine/fields.hpp"
+#include "sluice/engine/snapshot.hpp"
+#include "sluice/proto/http/ratelimit_fields.hpp"
 
 namespace {
 
@@ -75,22 +80,37 @@ rules:
 sluice::engine::Engine& the_engine() {
   static sluice::engine::Engine* engine = [] {
     auto loaded = sluice::config::load_config_text(kConfig, "http_fuzz.yaml");
+    if (!loaded.rules) std::fprintf(stderr, "%s\n", loaded.errors.front().format().c_str());
     SLUICE_FUZZ_CHECK(loaded.rules.has_value(), "the fuzzer's own config loads");
     return new sluice::engine::Engine(std::move(*loaded.rules), 0);
   }();
   return *engine;
 }
 
+// Reused across requests, as a session reuses its own.
+sluice::engine::Outcome& outcome() {
+  static auto* out = new sluice::engine::Outcome;
+  return *out;
+}
+sluice::engine::LimitFields& fields() {
+  static auto* f = new sluice::engine::LimitFields;
+  return *f;
+}
+
 using Parser = http::request_parser<http::buffer_body, gw::ArenaAllocator<char>>;
 
-// Feeds the head in reads of `read` bytes as read_head() does; `pos` moves past what the
-// parser consumed. False when the head is refused or the input ends first.
+// Feeds the head in reads of `read` bytes as read_head() does, the scanner seeing each byte
+// before the parser; `pos` moves past what the parser consumed. False when the head is
+// refused or the input ends first.
 bool read_head(Parser& p, std::string_view bytes, std::size_t& pos, std::size_t read) {
+  gw::HeadScanner scanner;
   std::size_t avail = std::min(bytes.size(), pos + read);
   while (!p.is_header_done()) {
+    if (scanner.scan(bytes.substr(pos, avail - pos))) return false;  // 400
     error_code ec;
     const std::size_t used = p.put(boost::asio::buffer(bytes.data() + pos, avail - pos), ec);
     pos += used;
+    scanner.consumed(used);
     if (!ec && used > 0) continue;
     if (ec && ec != http::error::need_more) return false;  // 400, 414 or 431: then close
     if (avail == bytes.size()) return false;               // the client stopped mid-head
@@ -123,6 +143,20 @@ bool read_body(Parser& p, std::string_view bytes, std::size_t& pos, std::uint64_
     if (ec) return false;
   }
   return true;
+}
+
+// The rate-limit fields go into the response head: whatever a client sent, each is one
+// "Name: value" line, so no key or rule text can add a field of its own.
+void check_field_lines(std::string_view lines) {
+  while (!lines.empty()) {
+    const std::size_t end = lines.find("\r\n");
+    SLUICE_FUZZ_CHECK(end != std::string_view::npos, "every field line ends in CRLF");
+    const std::string_view line = lines.substr(0, end);
+    SLUICE_FUZZ_CHECK(line.find_first_of("\r\n") == std::string_view::npos,
+                      "a field line holds no line break");
+    SLUICE_FUZZ_CHECK(line.find(": ") != std::string_view::npos, "a field line is Name: value");
+    lines.remove_prefix(end + 2);
+  }
 }
 
 // What the upstream reads from the head the gateway writes for it.
@@ -180,6 +214,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     p.body_limit(boost::none);
     if (!read_head(p, bytes, pos, read)) return 0;
     const auto& req = p.get();
+    if (gw::check_request_framing(req)) return 0;              // 400 or 501
     if (req.target().size() > gw::kMaxTargetBytes) return 0;  // 414
     gw::HeadTarget target;
     sluice::engine::RequestView view;
@@ -191,11 +226,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     view.peer = peer;
     view.headers = headers;
     now += sluice::core::kNanosPerMilli;
-    const sluice::engine::Verdict verdict = the_engine().decide(view, now);
-    SLUICE_FUZZ_CHECK(!verdict.remote, "no rule of this config is kept in Redis");
-    if (verdict.kind == sluice::engine::Verdict::Kind::kForward) {
+    sluice::engine::Outcome& out = outcome();
+    the_engine().decide(view, now, out);
+    SLUICE_FUZZ_CHECK(out.verdict != sluice::engine::Verdict::kInvalid,
+                      "an HTTP request is never an invalid ask");
+    const auto& rules = out.snapshot->rules;
+    sluice::engine::limit_fields(out, fields());
+    std::string lines;
+    sluice::proto::http::append_ratelimit_fields(lines, fields(),
+                                                 {rules.ratelimit_headers, rules.legacy_headers},
+                                                 sluice::engine::retry_after(out));
+    check_field_lines(lines);
+    if (out.verdict == sluice::engine::Verdict::kAllow && out.route->upstream != nullptr) {
       check_upstream_head(req, target, p);
     }
+    out.reset();
     std::uint64_t body = 0;
     if (!read_body(p, bytes, pos, body)) return 0;
     if (!p.keep_alive()) return 0;
