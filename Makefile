@@ -14,12 +14,12 @@ TARGETS ?=
 FUZZ_SECONDS ?= 60
 
 # The sanitizer runs (docs/reliability.md#sanitizers says what each covers and why): ASan+UBSan
-# over every unit suite, the fuzz replays, the CLI tests and the integration suites of the
-# listeners; TSan over the concurrent parts: tables, the local policies, the Redis store and
-# client, and the gateway and admin listeners under reload.
-ASAN_LABELS ?= ^(unit|fuzz_replay|cli|integration_(gateway|admin|check|resp))$$
-TSAN_LABELS ?= ^(unit_(table|local|redis)|integration_(gateway|admin))$$
-TSAN_TARGETS ?= unit_table unit_local unit_redis sluice
+# over every unit suite, the CLI tests and the integration suites of the listeners; TSan over
+# the concurrent parts: lock-free limiters, tables, local policies, the engine, the Redis client
+# and store, and the gateway and admin listeners under reload.
+ASAN_LABELS ?= ^(unit_.*|cli|integration_(gateway|admin|check|resp))$$
+TSAN_LABELS ?= ^(unit_(core|api|engine|table|local|redis)|integration_(gateway|admin))$$
+TSAN_TARGETS ?= unit_core unit_api unit_engine unit_table unit_local unit_redis sluice
 
 .PHONY: all help deps configure build check test test-asan test-tsan fuzz run demo-replay bench bench-gateway bench-decision package install clean
 
@@ -125,8 +125,8 @@ help:
 	@echo "make test          build, then every test (unit, CLI, golden, integration, package),"
 	@echo "                   each fuzzer for 30 s, test-asan and test-tsan: what CI runs"
 	@echo "make check         one build's own tests (PRESET=release, asan, tsan...)"
-	@echo "make test-asan     unit, CLI, fuzz-replay and listener suites under ASan and UBSan"
-	@echo "make test-tsan     tables, local policies, Redis store, gateway and admin under TSan"
+	@echo "make test-asan     unit, CLI and listener suites under ASan and UBSan"
+	@echo "make test-tsan     limiters, tables, policies, engine, Redis, gateway, admin: TSan"
 	@echo "make fuzz          each libFuzzer target for FUZZ_SECONDS (default 60), clang-14"
 	@echo "make run           sluice serve (examples/gateway.yaml) before a demo upstream"
 	@echo "                   (PORT=8080 ADMIN_PORT=9090 UPSTREAM_PORT=8081)"

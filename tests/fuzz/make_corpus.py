@@ -68,6 +68,8 @@ HTTP = {
     "smuggle_obs_fold": (WHOLE, b"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n Transfer-Encoding: chunked\r\n\r\n"),
     "smuggle_bare_lf": (WHOLE, b"GET / HTTP/1.1\nHost: a\nContent-Length: 0\n\n"),
     "smuggle_nul_header": (WHOLE, b"GET / HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n\r\n"),
+    "huge_content_length_leading_zeros": (WHOLE, b"POST /login HTTP/1.1\r\nHost: a\r\nContent-Length: "
+                                                 + b"0" * 50 + b"122978273034400\r\n\r\nhello"),
     "expect_continue": (WHOLE, b"POST /login HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi"),
     "long_target": (WHOLE, b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: a\r\n\r\n"),
     "many_headers": (WHOLE, b"GET / HTTP/1.1\r\nHost: a\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(200)) + b"\r\n"),
