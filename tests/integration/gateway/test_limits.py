@@ -78,6 +78,14 @@ def test_dry_run_never_blocks(sluice, upstreams):
     assert [get(s.url + "/").status_code for _ in range(6)] == [200] * 6
     assert up.requests == 6
     assert s.metric("sluice_rule_requests_total", rule="shadow", outcome="dry_run_denied") == 5
+    # Logged, as documented: each of the 5 access-log lines says so, and stderr names the rule
+    # once (at most a line a second; the 4 others are counted on the next such line).
+    wait_until(lambda: len(s.access_lines()) == 6, timeout=5, what="six access-log lines")
+    marked = [line for line in s.access_lines() if line.endswith(" dry-run-denied")]
+    assert len(marked) == 5, s.access_lines()
+    warnings = [line for line in s.stderr().splitlines() if "dry-run rule 'shadow'" in line]
+    assert len(warnings) == 1, s.stderr()
+    assert "on route 'all' would have refused client 127.0.0.1" in warnings[0]
 
 
 def test_concurrency_limit(sluice, upstreams):
