@@ -170,6 +170,9 @@ AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, AdminOpti
 
 AdminServer::~AdminServer() {
   stop();
+  // The watcher's timer and signal set belong to the config thread's context: gone before it,
+  // even while a handler on io still holds Impl.
+  impl_->watcher.reset();
   // Joins the config thread (a reload in progress finishes first); the jobs it drops release
   // what they hold here, on this thread.
   impl_->worker.reset();
