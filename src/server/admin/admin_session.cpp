@@ -134,15 +134,18 @@ asio::awaitable<Reply> AdminSession::settle(Reply reply) {
   if (!reply.later) co_return reply;
   auto later = std::move(reply.later);
   // The answer may come from another thread (the config worker): resume on our strand.
+  // The initiation is a named object, never a temporary inside the co_await: g++ 12 destroys
+  // such a lambda's captures twice (asio issue #1007), here the strand's reference count, which
+  // freed the strand under the session's next timer (found by the ASan run).
+  auto initiation = [&later, strand = stream_.get_executor()](auto handler) {
+    auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+    later([shared, strand](Reply r) {
+      asio::post(strand,
+                 [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
+    });
+  };
   co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
-      [&later, strand = stream_.get_executor()](auto handler) {
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        later([shared, strand](Reply r) {
-          asio::post(strand,
-                     [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
-        });
-      },
-      asio::use_awaitable);
+      initiation, asio::use_awaitable);
 }
 
 asio::awaitable<void> AdminSession::run() {
