@@ -90,12 +90,13 @@ std::vector<std::string> Engine::apply(config::RuleSet rules, core::Nanos now) {
   for (const auto& e : config::validate(rules, "")) errors.push_back(e.format());
   if (!errors.empty()) return errors;
   std::lock_guard lock(apply_mutex_);
-  const std::shared_ptr<const Snapshot> old = current_.load();
+  const std::shared_ptr<const Snapshot> old = snapshot();
   auto snap = detail::compile(std::move(rules), old.get(), now);
   if (!snap) return {snap.error()};
-  current_.store(std::move(snap).value());
+  current_.exchange(std::move(snap).value());
+  // After the swap: a loop that sees the new version reads the new snapshot.
   version_.fetch_add(1, std::memory_order_acq_rel);
-  return {};
+  return {};  // `old` is freed here, outside the slot's lock, unless an ask in flight holds it
 }
 
 Progress Engine::start(std::shared_ptr<const Snapshot> snap, const Ask& ask, core::Nanos now,

@@ -18,6 +18,7 @@
 #include "sluice/core/gcra.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/outcome.hpp"
+#include "sluice/engine/shared_slot.hpp"
 #include "sluice/engine/snapshot.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/table/keyed_table.hpp"
@@ -90,7 +91,8 @@ class Engine {
   const CompiledLimit* rls_override(const Snapshot& snap, const RlsOverride& o, std::size_t index,
                                     Outcome& out);
 
-  std::atomic<std::shared_ptr<const Snapshot>> current_;
+  // The loops read it only when version_ moves (Loop::snapshot): its lock is off the hot path.
+  SharedSlot<Snapshot> current_;
   std::atomic<std::uint64_t> version_{0};
   std::mutex apply_mutex_;
   std::mutex inline_mutex_;

@@ -122,7 +122,7 @@ std::vector<std::string> ConfigStore::start_access(ListenerInfo admin, bool inse
   insecure_flag_ = insecure_flag;
   auto access = access_of(engine_.snapshot()->rules);
   if (!access) return {access.error()};
-  access_.store(std::make_shared<const AdminAccess>(*access));
+  access_.exchange(std::make_shared<const AdminAccess>(*access));
   return {};
 }
 
@@ -141,7 +141,7 @@ std::vector<std::string> ConfigStore::reload_locked() {
     } else {
       errors = engine_.apply(std::move(*loaded.rules), clock::steady_clock().now());
       seen_all_ = stamps();  // the files of the rules now in force
-      if (errors.empty()) access_.store(std::make_shared<const AdminAccess>(*access));
+      if (errors.empty()) access_.exchange(std::make_shared<const AdminAccess>(*access));
     }
   } else if (errors.empty()) {
     errors.push_back(file_name_ + ": cannot be loaded");

@@ -16,6 +16,7 @@
 #include "admin_access.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
+#include "sluice/engine/shared_slot.hpp"
 
 namespace sluice::server {
 
@@ -104,7 +105,7 @@ class ConfigStore {
   std::vector<std::pair<std::string, FileStamp>> seen_all_;  // and every file read with it
   ListenerInfo admin_;
   bool insecure_flag_ = false;
-  std::atomic<std::shared_ptr<const AdminAccess>> access_{std::make_shared<const AdminAccess>()};
+  engine::SharedSlot<AdminAccess> access_{std::make_shared<const AdminAccess>()};
   std::atomic<std::uint64_t> reloads_ok_{0};
   std::atomic<std::uint64_t> reloads_error_{0};
 };
