@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 
+import pytest
 import requests
 
 from integration_support import free_port, sluice_binary, wait_until
@@ -103,6 +104,11 @@ def test_a_config_swapped_for_dev_zero_or_a_fifo_is_refused_at_once_and_the_serv
     wait_until(lambda: set(s.rules()) == {"second"}, timeout=10, what="the good reload")
 
 
+# Not under TSan: it maps shadow memory for the address space each of the 100 000 rule tables
+# reserves, more than the kernel grants (it fails to allocate and the server dies); and the
+# 250 ms bounds are the release binary's. ASan runs it.
+@pytest.mark.skipif(os.environ.get("SLUICE_SANITIZER") == "tsan",
+                    reason="TSan shadows every rule table's reserved address space")
 def test_a_10mb_reload_never_stalls_healthz_or_the_gateway(serve_config):
     s = serve_config(small_config)
     gateway_port = s.gateway.rsplit(":", 1)[1]
