@@ -3,7 +3,8 @@
 #   bash bench/gateway/run.sh [BUILD_DIR]        (default build/release)
 #   DURATION=10 REPS=3 CONNECTIONS=50 bash bench/gateway/run.sh
 #   SLUICE_BASELINE=/path/to/older/sluice bash bench/gateway/run.sh   (a 4th target: the same
-#     config on another sluice binary, interleaved with the rest: before/after in one run)
+#     config on another sluice binary, interleaved with the rest: before/after in one run;
+#     SLUICE_BASELINE_LABEL="what it is" names it in the table, else its --version)
 #   PIN=0 ...   (no CPU pinning)
 # wrk -t1 -cCONNECTIONS for DURATION seconds against three targets, all in front of the same
 # upstream (nginx `return 200`, one worker):
@@ -208,7 +209,10 @@ PYEOF
   echo "(the upstream's worker for the direct row); wrk, the upstream and the proxy share the"
   echo "machine's cores, so req/s moves with the load and the CPU cost is the steadier comparison."
   echo "Pinned: ${CLIENT_CPU:-no} (wrk) / ${SERVER_CPU:-no} (proxies and upstream)."
-  if [ -n "$BASELINE" ]; then echo "Baseline binary: $BASELINE ($("$BASELINE" --version 2>/dev/null | head -1 || echo unknown))."; fi
+  if [ -n "$BASELINE" ]; then
+    label="${SLUICE_BASELINE_LABEL:-$("$BASELINE" --version 2>/dev/null | head -1)}"
+    echo "Baseline binary: $BASELINE (${label:-no --version})."
+  fi
   echo "Target (issue 4): sluice ≥ 1.2× nginx's req/s with p99 ≤ nginx's, in both runs."
   echo
   echo "$table"
