@@ -11,8 +11,8 @@
 #include <string>
 #include <variant>
 
-#include "sluice/core/algorithm.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "sluice/core/algorithm.hpp"
 #include "sluice/core/shared_limiter.hpp"
 #include "sluice/spec/limit_spec.hpp"
 

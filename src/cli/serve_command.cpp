@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "config_size_flag.hpp"
-#include "sluice/config/loader.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/notify/service_notify.hpp"
@@ -72,10 +72,10 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   config::RuleSet rules;
   if (!options.config.empty() || !options.rls_config.empty()) {
     // The config, and the RLS domains of --rls-config files beside its own (reloaded with it).
-    config::Loaded loaded = options.config.empty()
-                                ? config::load_rls_files(options.rls_config, *max_config_size)
-                                : config::load_config_file(options.config, options.rls_config,
-                                                           *max_config_size);
+    config::Loaded loaded =
+        options.config.empty()
+            ? config::load_rls_files(options.rls_config, *max_config_size)
+            : config::load_config_file(options.config, options.rls_config, *max_config_size);
     if (!loaded.errors.empty()) {
       for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
       return 2;
@@ -182,11 +182,11 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   // --- end Envoy rate limit service --------------------------------------------------------
 
-  server::AdminServer admin(io, *engine,
-                            server::AdminOptions{admin_listen, options.config, options.rls_config,
-                                                 *max_config_size, check_listen,
-                                                 options.admin_insecure},
-                            registry);
+  server::AdminServer admin(
+      io, *engine,
+      server::AdminOptions{admin_listen, options.config, options.rls_config, *max_config_size,
+                           check_listen, options.admin_insecure},
+      registry);
   try {
     admin.start();
   } catch (const server::AdminRefused& e) {

@@ -15,8 +15,8 @@ struct ServeOptions {
   std::string admin;   // "": the config's `admin` (default 127.0.0.1:9090)
   std::string check;   // "": the config's `check` (none: the decision API on the admin only)
   bool admin_insecure = false;  // allow the admin listener off loopback without a token
-  std::string resp;    // "": no Redis protocol listener (CL.THROTTLE, SLUICE.CHECK)
-  std::string grpc;    // "": no Envoy rate limit service (gRPC)
+  std::string resp;             // "": no Redis protocol listener (CL.THROTTLE, SLUICE.CHECK)
+  std::string grpc;             // "": no Envoy rate limit service (gRPC)
   std::vector<std::string> rls_config;  // its envoyproxy/ratelimit-style YAML files
   std::string max_config_size;          // "": config::kDefaultMaxConfigSize ("16MiB")
 };

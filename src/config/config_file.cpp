@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -77,10 +77,10 @@ core::Expected<std::string> read_config_file(const std::string& path, std::size_
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max_size) {
-      return fail(what.empty() ? "is larger than the config size limit of " + cap +
-                                     "; nothing past it was read"
-                               : "is larger than " + cap + ", the limit for " + kind +
-                                     "; nothing past it was read");
+      return fail(
+          what.empty()
+              ? "is larger than the config size limit of " + cap + "; nothing past it was read"
+              : "is larger than " + cap + ", the limit for " + kind + "; nothing past it was read");
     }
   }
   return text;

@@ -136,8 +136,7 @@ Loaded load_rls_files(const std::vector<std::string>& paths, std::size_t max_siz
   return out;
 }
 
-RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name,
-                        std::size_t max_size) {
+RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name, std::size_t max_size) {
   Errors errors;
   RlsLoaded out;
   try {
@@ -158,8 +157,8 @@ RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name,
   for (const RlsDomain& d : out.domains) {
     const auto [it, fresh] = first_line.emplace(d.name, d.line);
     if (fresh) continue;
-    errors.add(d.line, "domain " + quoted(d.name) + " defined twice (first at " + file_name +
-                           ":" + std::to_string(it->second) + ")");
+    errors.add(d.line, "domain " + quoted(d.name) + " defined twice (first at " + file_name + ":" +
+                           std::to_string(it->second) + ")");
   }
   out.errors = std::move(errors).located(file_name);
   if (!out.errors.empty()) out.domains.clear();

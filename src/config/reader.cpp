@@ -19,29 +19,29 @@
 namespace sluice::config {
 
 using internal::check_all;
+using internal::check_rule;
 using internal::describe;
 using internal::Entry;
+using internal::Errors;
+using internal::host_problem;
 using internal::Item;
 using internal::join;
-using internal::line_of;
-using internal::Section;
-using internal::check_rule;
-using internal::Errors;
 using internal::kActions;
 using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
 using internal::kOnMissingKey;
 using internal::kStorages;
+using internal::line_of;
 using internal::Named;
 using internal::Origin;
 using internal::Origins;
+using internal::parse_ip;
 using internal::parse_share;
 using internal::quoted;
-using internal::host_problem;
-using internal::parse_ip;
 using internal::read_redis_options;
 using internal::RedisOptionFields;
+using internal::Section;
 using internal::shown_field;
 
 namespace {
@@ -386,9 +386,11 @@ void read_body_limits(Section& h, BodyLimits& out) {
 RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& origins) {
   RuleSet rs;
   Section s(root, "", "", errors, origins.top,
-            {"listen", "admin", "workers", "trusted_proxies", "memory", "timeouts", "headers",
-             "http", "access_log", "write_back", "check", "check_on_admin", "admin_auth",
-             "admin_hosts", "redis", "resp", "grpc", "rls", "upstreams", "routes", "rules"});
+            {"listen",   "admin",          "workers",    "trusted_proxies", "memory",
+             "timeouts", "headers",        "http",       "access_log",      "write_back",
+             "check",    "check_on_admin", "admin_auth", "admin_hosts",     "redis",
+             "resp",     "grpc",           "rls",        "upstreams",       "routes",
+             "rules"});
   rs.listen = s.endpoint("listen");
   if (auto admin = s.endpoint("admin")) rs.admin = *admin;
   read_admin_access(s, rs);

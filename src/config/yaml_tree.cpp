@@ -109,8 +109,9 @@ class Builder : public YAML::EventHandler {
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     if (anchor >= anchors_.size() || !anchors_[anchor].done) {
       // yaml-cpp accepts `&a [*a]`; a node that contains itself has no finite expansion.
-      fail(line_of(mark), "an alias names the collection it is part of; a config cannot contain "
-                          "itself");
+      fail(line_of(mark),
+           "an alias names the collection it is part of; a config cannot contain "
+           "itself");
     }
     const Anchored& a = anchors_[anchor];
     append(a.index, a.weight, line_of(mark));

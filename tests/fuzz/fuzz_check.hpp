@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define SLUICE_FUZZ_CHECK(cond, what)                                                   \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
-      std::fprintf(stderr, "fuzz check failed at %s:%d: %s (%s)\n", __FILE__, __LINE__, \
-                   what, #cond);                                                        \
-      std::abort();                                                                     \
-    }                                                                                   \
+#define SLUICE_FUZZ_CHECK(cond, what)                                                         \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      std::fprintf(stderr, "fuzz check failed at %s:%d: %s (%s)\n", __FILE__, __LINE__, what, \
+                   #cond);                                                                    \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)

@@ -218,7 +218,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     p.body_limit(boost::none);
     if (!read_head(p, bytes, pos, read)) return 0;
     const auto& req = p.get();
-    if (gw::check_request_framing(req)) return 0;              // 400 or 501
+    if (gw::check_request_framing(req)) return 0;             // 400 or 501
     if (req.target().size() > gw::kMaxTargetBytes) return 0;  // 414
     gw::HeadTarget target;
     sluice::engine::RequestView view;

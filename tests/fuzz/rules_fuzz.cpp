@@ -26,7 +26,8 @@ void check_rule(const std::string& name, std::string_view body) {
   }
   const std::string json = sluice::config::rule_to_json(*rule);
   const auto again = sluice::config::parse_rule(rule->name, json);
-  if (!again) std::fprintf(stderr, "written: %s\nrefused: %s\n", json.c_str(), again.error().c_str());
+  if (!again)
+    std::fprintf(stderr, "written: %s\nrefused: %s\n", json.c_str(), again.error().c_str());
   SLUICE_FUZZ_CHECK(again.ok(), "a rule written as JSON parses back");
   SLUICE_FUZZ_CHECK(sluice::config::rule_to_json(*again) == json, "a rule's JSON round-trips");
 }

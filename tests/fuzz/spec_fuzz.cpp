@@ -36,8 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (spec->wait == sluice::spec::WaitSupport::kRejectOnly && max_wait != 0) break;
     sluice::local::LimitSet set(specs, max_wait);
     Nanos now = 0;
-    for (const std::int64_t cost : {std::int64_t{1}, std::int64_t{1}, std::int64_t{7},
-                                    std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
+    for (const std::int64_t cost :
+         {std::int64_t{1}, std::int64_t{1}, std::int64_t{7}, std::int64_t{1} << 40,
+          std::numeric_limits<std::int64_t>::max()}) {
       (void)set.decide("k", now, cost);
       now += 1'000'000;
     }

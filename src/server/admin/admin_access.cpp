@@ -74,10 +74,9 @@ core::Expected<AdminAccess> resolve_access(const config::RuleSet& rules,
   const config::AdminAuth& a = rules.admin_auth;
   const char* field = a.token_file.empty() ? "token_env" : "token_file";
   auto fail = [&](const std::string& problem) {
-    return core::make_error(
-        config::ConfigError{file_name, a.line, "field 'admin_auth." + std::string(field) + "': " +
-                                                   problem}
-            .format());
+    return core::make_error(config::ConfigError{
+        file_name, a.line, "field 'admin_auth." + std::string(field) + "': " + problem}
+                                .format());
   };
   std::string token;
   if (!a.token_file.empty()) {
@@ -102,8 +101,8 @@ core::Expected<AdminAccess> resolve_access(const config::RuleSet& rules,
 std::optional<std::string> exposure_problem(const ListenerInfo& admin, const AdminAccess& access,
                                             bool insecure) {
   if (access.has_token || insecure || admin.loopback()) return std::nullopt;
-  const std::string where = admin.bound.is_v6() ? "[" + admin.bound.to_string() + "]"
-                                                : admin.bound.to_string();
+  const std::string where =
+      admin.bound.is_v6() ? "[" + admin.bound.to_string() + "]" : admin.bound.to_string();
   return "admin listener " + where + ":" + std::to_string(admin.port) +
          " is not on loopback and has no token, so anyone who can reach it could change the "
          "rules; give it one (admin_auth: {token_file: PATH} or {token_env: NAME}), or allow it "

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <array>
+#include <boost/asio/ip/address.hpp>
 #include <cstdint>
 #include <optional>
-#include <boost/asio/ip/address.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +23,7 @@ struct ListenerInfo {
   Kind kind = Kind::kAdmin;
   boost::asio::ip::address bound;  // the unspecified address when bound to all of them
   std::uint16_t port = 0;
-  std::string configured_host;     // the config's host as written ("localhost"; "" for all)
+  std::string configured_host;  // the config's host as written ("localhost"; "" for all)
   bool loopback() const;
 };
 

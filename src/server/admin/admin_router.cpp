@@ -26,8 +26,7 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::post, "/v1/check", &AdminService::check, Serves::kDecision},
     AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule, Serves::kDecision},
     AdminRoute{verb::post, "/v1/release", &AdminService::release, Serves::kDecision},
-    AdminRoute{verb::delete_, "/v1/leases/{name}", &AdminService::release_lease,
-               Serves::kDecision},
+    AdminRoute{verb::delete_, "/v1/leases/{name}", &AdminService::release_lease, Serves::kDecision},
     AdminRoute{verb::get, "/v1/rls/domains", &AdminService::list_rls},
     AdminRoute{verb::get, "/v1/rls/domains/{name}", &AdminService::get_rls},
     AdminRoute{verb::put, "/v1/rls/domains/{name}", &AdminService::put_rls},
@@ -90,9 +89,8 @@ Reply unauthorized(const AdminRequest& request) {
   Reply reply = error_reply(401, sent ? "the admin token does not match"
                                       : "this endpoint needs the admin token: send "
                                         "Authorization: Bearer TOKEN");
-  reply.headers.emplace_back(
-      "WWW-Authenticate",
-      std::string("Bearer realm=\"sluice admin\"") + (sent ? ", error=\"invalid_token\"" : ""));
+  reply.headers.emplace_back("WWW-Authenticate", std::string("Bearer realm=\"sluice admin\"") +
+                                                     (sent ? ", error=\"invalid_token\"" : ""));
   return reply;
 }
 

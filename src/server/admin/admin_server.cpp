@@ -51,8 +51,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
     std::shared_ptr<const ListenerInfo> info;
   };
 
-  Impl(asio::io_context& context, engine::Engine& e, AdminOptions opts,
-       metrics::Registry& registry)
+  Impl(asio::io_context& context, engine::Engine& e, AdminOptions opts, metrics::Registry& registry)
       : io(context),
         engine(e),
         options(std::move(opts)),
@@ -121,8 +120,8 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
 
   void accept(Listener& l) {
     l.acceptor.async_accept(
-        asio::make_strand(io), [self = shared_from_this(), &l](const boost::system::error_code& ec,
-                                                               tcp::socket socket) {
+        asio::make_strand(io),
+        [self = shared_from_this(), &l](const boost::system::error_code& ec, tcp::socket socket) {
           if (ec == asio::error::operation_aborted || !l.acceptor.is_open()) return;
           if (!ec) self->open(std::move(socket), l.info);
           self->accept(l);  // other errors (EMFILE, ECONNABORTED) are per connection: keep going

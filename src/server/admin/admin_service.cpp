@@ -99,8 +99,8 @@ void AdminService::collect(metrics::Sink& sink) const {
 
 Reply AdminService::on_config_worker(std::function<Reply(AdminService&)> work) {
   Reply reply;
-  reply.later = [self = shared_from_this(), work = std::move(work)](
-                    std::function<void(Reply)> done) {
+  reply.later = [self = shared_from_this(),
+                 work = std::move(work)](std::function<void(Reply)> done) {
     boost::asio::post(self->config_work_, [self, work, done = std::move(done)] {
       Reply answer;
       try {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <array>
-#include <boost/asio/any_io_executor.hpp>
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,7 +74,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply put(const AdminRequest& request);
   Reply erase(const AdminRequest& request);
   Reply check_body(const AdminRequest& request);  // :validate, on the worker
-  Reply counted(Reply reply);  // into changes_ok_ or changes_error_
+  Reply counted(Reply reply);                     // into changes_ok_ or changes_error_
 
   std::array<std::atomic<std::uint64_t>, 600> replies_{};  // by status code
   std::atomic<std::uint64_t> changes_ok_{0};

@@ -62,8 +62,7 @@ http::response<http::string_body> to_response(Reply reply, unsigned version, boo
 }
 
 // The request as the router sees it; its views point into `req`.
-AdminRequest request_of(const http::request<http::string_body>& req,
-                        const ListenerInfo* listener) {
+AdminRequest request_of(const http::request<http::string_body>& req, const ListenerInfo* listener) {
   const std::string_view target(req.target().data(), req.target().size());
   const auto question = target.find('?');
   AdminRequest request;

@@ -44,8 +44,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   boost::asio::awaitable<void> run();
   // One request's head and body, each under its deadline (after an idle wait for its start).
-  boost::asio::awaitable<boost::beast::error_code> read_request(
-      boost::beast::flat_buffer& buffer, Parser& parser);
+  boost::asio::awaitable<boost::beast::error_code> read_request(boost::beast::flat_buffer& buffer,
+                                                                Parser& parser);
   // The reply itself, or what its `later` produces (from Redis, or the config worker).
   boost::asio::awaitable<Reply> settle(Reply reply);
   boost::asio::awaitable<void> linger();

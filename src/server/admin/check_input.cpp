@@ -147,8 +147,9 @@ InputError body_error(std::string_view body, const boost::system::error_code& ec
   std::string field = "body";
   if (!again && doc.is_object()) field = field_not_utf8(doc.get_object()).value_or("body");
   const std::string what = field == "body" ? "the body" : "field '" + field + "'";
-  return {what + " is not valid UTF-8, as JSON must be; a key that is not text can be sent "
-                 "percent-encoded to GET /v1/check/{rule}?key=...",
+  return {what +
+              " is not valid UTF-8, as JSON must be; a key that is not text can be sent "
+              "percent-encoded to GET /v1/check/{rule}?key=...",
           field};
 }
 

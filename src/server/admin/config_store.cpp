@@ -110,8 +110,10 @@ config::Loaded ConfigStore::load() const {
 core::Expected<AdminAccess> ConfigStore::access_of(const config::RuleSet& rules) const {
   auto access = resolve_access(rules, file_name_);
   if (!access) return access;
-  if (auto problem = exposure_problem(admin_, *access, insecure_flag_ || rules.admin_auth.insecure)) {
-    return core::make_error(config::ConfigError{file_name_, rules.admin_auth.line, *problem}.format());
+  if (auto problem =
+          exposure_problem(admin_, *access, insecure_flag_ || rules.admin_auth.insecure)) {
+    return core::make_error(
+        config::ConfigError{file_name_, rules.admin_auth.line, *problem}.format());
   }
   return access;
 }

@@ -18,7 +18,7 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece(
 }
 
 Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(char* data,
-                                                                             std::size_t size) {
+                                                                               std::size_t size) {
   core::Nanos now = clock::CoarseClock::read();
   if (!body_pace_.started()) body_pace_ = BodyPace(timeouts_.body, bodies_.min_rate, now);
   client_watch_.expires_after(
@@ -33,8 +33,8 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(c
 
 Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_body_ahead() {
   const auto length = parser_->content_length();
-  const ReadAhead ahead = read_ahead(length ? std::optional(*length) : std::nullopt,
-                                     bodies_.buffer, kPieceBytes);
+  const ReadAhead ahead =
+      read_ahead(length ? std::optional(*length) : std::nullopt, bodies_.buffer, kPieceBytes);
   held_ = std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(ahead.bytes, 1));
   std::size_t n = 0;
   do {

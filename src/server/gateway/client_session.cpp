@@ -364,8 +364,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     upstream_io_ = &conn->socket;
     upstream_timed_out_ = false;
     head_.clear();
-    append_upstream_request_head(head_, req, target_.parts, peer_, forwarded_node_,
-                                 request_framing, request_length, server->authority);
+    append_upstream_request_head(head_, req, target_.parts, peer_, forwarded_node_, request_framing,
+                                 request_length, server->authority);
     upstream_watch_.expires_after(ns(timeouts_.upstream));
     error_code ec =
         co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);

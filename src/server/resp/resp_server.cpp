@@ -18,8 +18,8 @@
 
 #include "resp_context.hpp"
 #include "resp_session.hpp"
-#include "sluice/config/loader.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "sluice/config/loader.hpp"
 
 namespace sluice::server {
 

@@ -57,17 +57,18 @@ TEST(ConfigSize, AFileOfExactlyTheCapLoadsAndOneByteMoreIsRefusedNamingTheCap) {
   const auto over = dir.file("over.yaml", text + "\n");
   const Loaded refused = load_config_file(over.string(), {}, 4096);
   ASSERT_EQ(refused.errors.size(), 1u);
-  EXPECT_EQ(first_error(refused),
-            over.string() + ": is larger than the config size limit of 4KiB "
-                            "(--max-config-size); nothing past it was read");
+  EXPECT_EQ(first_error(refused), over.string() +
+                                      ": is larger than the config size limit of 4KiB "
+                                      "(--max-config-size); nothing past it was read");
 }
 
 TEST(ConfigSize, TheDefaultCapIs16MiB) {
   TempDir dir;
   const auto big = dir.file("big.yaml", kSmall + "# " + std::string(16u << 20, 'x') + "\n");
   EXPECT_EQ(first_error(load_config_file(big.string())),
-            big.string() + ": is larger than the config size limit of 16MiB "
-                           "(--max-config-size); nothing past it was read");
+            big.string() +
+                ": is larger than the config size limit of 16MiB "
+                "(--max-config-size); nothing past it was read");
 }
 
 TEST(ConfigSize, DevZeroIsRefusedAtOnceInsteadOfReadUntilMemoryRunsOut) {
@@ -116,12 +117,14 @@ TEST(ConfigShape, NestingDeeperThan32LevelsIsRefusedAtItsLine) {
   for (int i = 0; i < 40; ++i) deep += "[";
   for (int i = 0; i < 40; ++i) deep += "]";
   const Loaded loaded = load_config_text(deep + "\n", "deep.yaml");
-  EXPECT_EQ(first_error(loaded), "deep.yaml:4: nested deeper than 32 levels; a config needs far "
-                                 "fewer");
+  EXPECT_EQ(first_error(loaded),
+            "deep.yaml:4: nested deeper than 32 levels; a config needs far "
+            "fewer");
   // A million brackets are refused just as fast: the parser never recurses that far.
   const Loaded huge = load_config_text("x: " + std::string(1'000'000, '['), "huge.yaml");
-  EXPECT_EQ(first_error(huge), "huge.yaml:1: nested deeper than 32 levels; a config needs far "
-                               "fewer");
+  EXPECT_EQ(first_error(huge),
+            "huge.yaml:1: nested deeper than 32 levels; a config needs far "
+            "fewer");
 }
 
 TEST(ConfigShape, AliasesThatMultiplyPastTheCapAreRefusedAtTheAliasThatCrossesIt) {
@@ -143,8 +146,9 @@ TEST(ConfigShape, AliasesThatMultiplyPastTheCapAreRefusedAtTheAliasThatCrossesIt
 
 TEST(ConfigShape, AnAliasInsideWhatItNamesIsRefused) {
   const Loaded loaded = load_config_text(kSmall + "x: &a [*a]\n", "loop.yaml");
-  EXPECT_EQ(first_error(loaded), "loop.yaml:4: an alias names the collection it is part of; a "
-                                 "config cannot contain itself");
+  EXPECT_EQ(first_error(loaded),
+            "loop.yaml:4: an alias names the collection it is part of; a "
+            "config cannot contain itself");
 }
 
 TEST(ConfigShape, AliasesWithinTheCapReadAsIfWrittenOut) {

@@ -109,7 +109,7 @@ TEST(UniformQueue, AJumpOfHoursPassesOneAtOnceAndQueuesTheRest) {
 
 TEST(UniformQueue, HugeCostsAndTheLastInstantOfATraceNeitherCrashNorWrap) {
   Queue q(ten_per_second());
-  EXPECT_TRUE(q.at(sec(1), kHugeCost).allowed);  // its spacing saturates; a first pass is free
+  EXPECT_TRUE(q.at(sec(1), kHugeCost).allowed);    // its spacing saturates; a first pass is free
   const Decision known = q.at(sec(1), kHugeCost);  // last pass + spacing leaves int64
   EXPECT_FALSE(known.allowed);
   EXPECT_TRUE(known.overflow);
