@@ -2,11 +2,13 @@
 // kAlgorithms: its parameters (with kinds and defaults) and a builder of typed core params.
 #include "sluice/spec/limit_spec.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sluice::spec {
 namespace {
@@ -23,6 +25,9 @@ struct Param {
   std::string_view name;
   Kind kind;
   std::optional<std::string_view> default_value;  // nullopt: required
+  // A flag that stands instead of another parameter when set (nginx's nodelay over delay): the
+  // canonical text names only the one in force, so that it parses again.
+  std::string_view overrides = {};
 };
 
 // Parameter values after parsing, by name.
@@ -137,7 +142,7 @@ const std::vector<AlgorithmRow>& table() {
        {{"rate", Kind::kRate, {}},
         {"burst", Kind::kCount, "0"},
         {"delay", Kind::kCount, "0"},
-        {"nodelay", Kind::kFlag, "0"}},
+        {"nodelay", Kind::kFlag, "0", "delay"}},
        leaky_bucket},
       {"fixed-window",
        WaitSupport::kRejectOnly,
@@ -304,22 +309,25 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
   }
   std::string canonical = algo;
   char sep = ':';
-  // nginx takes delay=N or nodelay, never both, so the canonical text names only the one in
-  // force: like every canonical text, it must parse again (the Redis backend and the engine's
-  // inline limits do).
-  const auto nodelay = written.find(std::string_view("nodelay"));
-  const bool no_delay = nodelay != written.end() && nodelay->second == "1";
+  // Like every canonical text it must parse again (the Redis backend and the engine's inline
+  // limits do), so of a flag and the parameter it overrides it names only the one in force.
+  std::vector<std::string_view> unnamed;
   for (const auto& p : row->params) {
-    if (!written.contains(p.name)) {
+    if (p.overrides.empty()) continue;
+    const auto w = written.find(p.name);
+    unnamed.push_back(w != written.end() && w->second == "1" ? p.overrides : p.name);
+  }
+  for (const auto& p : row->params) {
+    const auto w = written.find(p.name);
+    if (w == written.end()) {
       if (!p.default_value) {
         return make_error(algo + ": missing parameter '" + std::string(p.name) +
                           "' (required: " + join_names(row->params, true) + ")");
       }
       parse_value(p, *p.default_value, values);
     }
-    const std::string value =
-        written.contains(p.name) ? written.find(p.name)->second : std::string(*p.default_value);
-    if ((p.name == "nodelay" && !no_delay) || (p.name == "delay" && no_delay)) continue;
+    if (std::find(unnamed.begin(), unnamed.end(), p.name) != unnamed.end()) continue;
+    const std::string value = w != written.end() ? w->second : std::string(*p.default_value);
     canonical += sep + std::string(p.name) + "=" + value;
     sep = ',';
   }
