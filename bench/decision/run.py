@@ -26,6 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SECTION = "## Decision service (RESP)"
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from ports import free_port  # noqa: E402  (bench/redis/run.py takes it from here too)
+
 # 100 per second with a burst capacity of 100 for both limiters: CL.THROTTLE's max_burst 99
 # gives limit 100; the token bucket's capacity 100 at rate 100/s keeps its keys 2 s.
 THROTTLE = ["CL.THROTTLE", "{key}", "99", "100", "1"]
@@ -33,10 +36,6 @@ EVALSHA = ["EVALSHA", "{sha}", "1", "{key}", "100", "100", "1"]
 INCR = ["INCR", "{key}"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port, proc, what, timeout=10):

@@ -55,7 +55,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() {
   for _ in $(seq 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),1)" 2>/dev/null; then return 0; fi
@@ -69,12 +68,9 @@ render() {  # render TEMPLATE OUTPUT: @NAME@ -> $NAME
       -e "s|@NGINX_RATE@|$NGINX_RATE|g; s|@SLUICE_RATE@|$SLUICE_RATE|g" "$1" >"$2"
 }
 
-UPSTREAM_PORT=$(free_port)
-PROXY_PORT=$(free_port)
-SLUICE_PORT=$(free_port)
-ADMIN_PORT=$(free_port)
-BASE_PORT=$(free_port)
-BASE_ADMIN_PORT=$(free_port)
+# Six distinct free ports from one process (separate binds to port 0 may repeat a port).
+read -r UPSTREAM_PORT PROXY_PORT SLUICE_PORT ADMIN_PORT BASE_PORT BASE_ADMIN_PORT \
+  <<<"$(python3 "$ROOT/tests/integration/ports.py" 6 | tr '\n' ' ')"
 BURST=100
 NGINX_RATE=1r/s SLUICE_RATE=1/s  # placeholders until a run sets them
 

@@ -6,11 +6,12 @@ A conftest imports it after putting this folder on sys.path:
 """
 import os
 import signal
-import socket
 import subprocess
 import time
 
 import pytest
+
+from ports import free_port  # noqa: F401 (re-exported: every conftest takes it from here)
 
 
 def sluice_binary():
@@ -21,13 +22,6 @@ def sluice_binary():
         path = os.path.join(here, "..", "..", "build", "release", "sluice")
     assert os.access(path, os.X_OK), f"sluice binary not found at {path} (set SLUICE_BIN)"
     return path
-
-
-def free_port():
-    """A port free on 127.0.0.1 right now (the kernel's choice for a bind to port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout=5.0, interval=0.02, what="condition"):
