@@ -62,6 +62,153 @@ void drain(asio::steady_timer& timer, server::Gateway* gateway,
   });
 }
 
+// The listeners serve starts: the config's, each overridden by its flag.
+struct Listeners {
+  std::optional<config::Endpoint> gateway;
+  config::Endpoint admin;
+  std::optional<config::Endpoint> check;
+  std::optional<config::Endpoint> resp;
+  std::optional<config::Endpoint> grpc;
+};
+
+// `flag` (when given) replaces `target`; false (the error written) when it does not parse.
+bool override_endpoint(const char* flag, const std::string& text,
+                       std::optional<config::Endpoint>& target, std::FILE* err) {
+  if (text.empty()) return true;
+  target = endpoint_flag(flag, text, err);
+  return target.has_value();
+}
+
+// The config and the RLS domains of --rls-config files beside its own (reloaded with it);
+// an empty RuleSet without either. nullopt when they do not load (the errors written).
+std::optional<config::RuleSet> load_rules(const ServeOptions& options, std::size_t max_size,
+                                          std::FILE* err) {
+  if (options.config.empty() && options.rls_config.empty()) return config::RuleSet{};
+  config::Loaded loaded =
+      options.config.empty()
+          ? config::load_rls_files(options.rls_config, max_size)
+          : config::load_config_file(options.config, options.rls_config, max_size);
+  if (!loaded.errors.empty()) {
+    for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
+    return std::nullopt;
+  }
+  return std::move(*loaded.rules);
+}
+
+// Flags override the config's listeners; the RuleSet keeps what the file says (write-back).
+std::optional<Listeners> resolve_listeners(const ServeOptions& o, const config::RuleSet& rules,
+                                           std::FILE* err) {
+  Listeners l{rules.listen, rules.admin, rules.check, std::nullopt, std::nullopt};
+  if (rules.resp) l.resp = rules.resp->listen;
+  if (rules.grpc) l.grpc = rules.grpc->listen;
+  std::optional<config::Endpoint> admin;
+  if (!override_endpoint("--listen", o.listen, l.gateway, err) ||
+      !override_endpoint("--admin", o.admin, admin, err) ||
+      !override_endpoint("--check", o.check, l.check, err) ||
+      !override_endpoint("--resp", o.resp, l.resp, err) ||
+      !override_endpoint("--grpc", o.grpc, l.grpc, err)) {
+    return std::nullopt;
+  }
+  if (admin) l.admin = *admin;
+  if (!o.check.empty() && *l.check == l.admin) {
+    std::fprintf(err, "sluice serve: --check: %s is also the admin address\n", o.check.c_str());
+    return std::nullopt;
+  }
+  if (!l.grpc && !o.rls_config.empty()) {
+    std::fprintf(err, "sluice serve: --rls-config needs --grpc ADDR (the RLS listener)\n");
+    return std::nullopt;
+  }
+  return l;
+}
+
+// The frontends besides the admin listener; each absent when its listener is not configured.
+struct Frontends {
+  std::unique_ptr<server::Gateway> gateway;
+  std::unique_ptr<server::RespServer> resp;
+  std::unique_ptr<server::RlsServer> rls;  // stops (and joins gRPC's threads) when destroyed
+
+  void stop() {
+    if (gateway) gateway->stop();
+    if (resp) resp->stop();
+  }
+};
+
+// Binds the gateway, RESP and RLS listeners that are configured; false (the error written)
+// when one cannot be bound. The gateway accepts only after start_serving.
+bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engine::Engine& engine,
+                    metrics::Registry& registry, Frontends& out, std::FILE* err) {
+  const char* what = "gateway";
+  try {
+    if (l.gateway) {
+      out.gateway = std::make_unique<server::Gateway>(
+          engine, server::GatewayOptions{*l.gateway, workers, &registry});
+    }
+    if (l.resp) {
+      what = "resp";
+      server::RespServerOptions resp_options;
+      resp_options.workers =
+          workers > 0 ? workers
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      resp_options.registry = &registry;
+      out.resp = std::make_unique<server::RespServer>(io, *l.resp, engine, std::move(resp_options));
+      out.resp->start();
+      std::fprintf(err, "sluice serve: resp listening on %s\n",
+                   config::format_endpoint(out.resp->local_endpoint()).c_str());
+    }
+    if (l.grpc) {
+      what = "grpc";
+      out.rls =
+          std::make_unique<server::RlsServer>(config::format_endpoint(*l.grpc), engine, &registry);
+      out.rls->start();
+      config::Endpoint bound = *l.grpc;
+      bound.port = static_cast<std::uint16_t>(out.rls->port());
+      std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
+                   config::format_endpoint(bound).c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(err, "sluice serve: %s: %s\n", what, e.what());
+    return false;
+  }
+  return true;
+}
+
+// Starts the gateway after the admin listener, says where each listens, and tells systemd.
+void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* err) {
+  if (f.gateway) {
+    f.gateway->start();
+    std::fprintf(err, "sluice serve: gateway listening on %s\n",
+                 config::format_endpoint(f.gateway->local_endpoint()).c_str());
+  }
+  std::fprintf(err, "sluice serve: admin listening on %s\n",
+               config::format_endpoint(admin.local_endpoint()).c_str());
+  if (auto check = admin.check_endpoint()) {
+    std::fprintf(err, "sluice serve: check listening on %s\n",
+                 config::format_endpoint(*check).c_str());
+  }
+  std::fflush(err);
+  notify::ready();
+}
+
+// Runs the loop until SIGINT/SIGTERM, then drains the gateway (kDrainTime at most).
+void run_until_signal(asio::io_context& io, Frontends& f, server::AdminServer& admin,
+                      std::FILE* err) {
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer drain_timer(io);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    std::fprintf(err, "sluice serve: shutting down\n");
+    std::fflush(err);
+    notify::stopping();
+    if (f.gateway) f.gateway->shutdown();
+    drain(drain_timer, f.gateway.get(), std::chrono::steady_clock::now() + kDrainTime, [&] {
+      f.stop();
+      admin.stop();
+      io.stop();
+    });
+  });
+  io.run();
+}
+
 }  // namespace
 
 int run_serve(const ServeOptions& options, std::FILE* err) {
@@ -69,46 +216,15 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 
   const auto max_config_size = max_config_size_flag(options.max_config_size, "serve", err);
   if (!max_config_size) return 2;
-  config::RuleSet rules;
-  if (!options.config.empty() || !options.rls_config.empty()) {
-    // The config, and the RLS domains of --rls-config files beside its own (reloaded with it).
-    config::Loaded loaded =
-        options.config.empty()
-            ? config::load_rls_files(options.rls_config, *max_config_size)
-            : config::load_config_file(options.config, options.rls_config, *max_config_size);
-    if (!loaded.errors.empty()) {
-      for (const auto& e : loaded.errors) std::fprintf(err, "%s\n", e.format().c_str());
-      return 2;
-    }
-    rules = std::move(*loaded.rules);
-  }
-  // Flags override the config's listeners; the RuleSet keeps what the file says (write-back).
-  std::optional<config::Endpoint> gateway_listen = rules.listen;
-  config::Endpoint admin_listen = rules.admin;
-  std::optional<config::Endpoint> check_listen = rules.check;
-  if (!options.listen.empty()) {
-    gateway_listen = endpoint_flag("--listen", options.listen, err);
-    if (!gateway_listen) return 2;
-  }
-  if (!options.admin.empty()) {
-    const auto admin = endpoint_flag("--admin", options.admin, err);
-    if (!admin) return 2;
-    admin_listen = *admin;
-  }
-  if (!options.check.empty()) {
-    check_listen = endpoint_flag("--check", options.check, err);
-    if (!check_listen) return 2;
-    if (*check_listen == admin_listen) {
-      std::fprintf(err, "sluice serve: --check: %s is also the admin address\n",
-                   options.check.c_str());
-      return 2;
-    }
-  }
-  const int workers = rules.workers;
+  auto rules = load_rules(options, *max_config_size, err);
+  if (!rules) return 2;
+  const auto listeners = resolve_listeners(options, *rules, err);
+  if (!listeners) return 2;
+  const int workers = rules->workers;
 
   std::unique_ptr<engine::Engine> engine;
   try {
-    engine = std::make_unique<engine::Engine>(std::move(rules), clock::steady_clock().now());
+    engine = std::make_unique<engine::Engine>(std::move(*rules), clock::steady_clock().now());
   } catch (const std::invalid_argument& e) {
     std::fprintf(err, "sluice serve: %s\n", e.what());
     return 2;
@@ -116,76 +232,15 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   // Every layer's counters, written by the admin listener's /metrics.
   metrics::Registry registry;
   const auto engine_metrics = engine->register_metrics(registry);
-  const config::RuleSet& config_rules = engine->snapshot()->rules;
-  const int loops =
-      workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   asio::io_context io(1);
-  std::unique_ptr<server::Gateway> gateway;
-  try {
-    if (gateway_listen) {
-      gateway = std::make_unique<server::Gateway>(
-          *engine, server::GatewayOptions{*gateway_listen, workers, &registry});
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(err, "sluice serve: gateway: %s\n", e.what());
-    return 1;
-  }
-  // --- RESP listener: `--resp ADDR` or resp.listen --------------------------------------
-  std::optional<config::Endpoint> resp_listen;
-  if (config_rules.resp) resp_listen = config_rules.resp->listen;
-  if (!options.resp.empty()) {
-    resp_listen = endpoint_flag("--resp", options.resp, err);
-    if (!resp_listen) return 2;
-  }
-  std::unique_ptr<server::RespServer> resp;
-  if (resp_listen) {
-    server::RespServerOptions resp_options;
-    resp_options.workers = loops;
-    resp_options.registry = &registry;
-    resp = std::make_unique<server::RespServer>(io, *resp_listen, *engine, std::move(resp_options));
-    try {
-      resp->start();
-    } catch (const std::exception& e) {
-      std::fprintf(err, "sluice serve: resp: %s\n", e.what());
-      return 1;
-    }
-    std::fprintf(err, "sluice serve: resp listening on %s\n",
-                 config::format_endpoint(resp->local_endpoint()).c_str());
-  }
-  // --- end RESP listener -------------------------------------------------------------------
-
-  // --- Envoy rate limit service: `--grpc ADDR` or grpc.listen [--rls-config FILE ...] ------
-  std::optional<config::Endpoint> grpc_listen;
-  if (config_rules.grpc) grpc_listen = config_rules.grpc->listen;
-  if (!options.grpc.empty()) {
-    grpc_listen = endpoint_flag("--grpc", options.grpc, err);
-    if (!grpc_listen) return 2;
-  }
-  std::unique_ptr<server::RlsServer> rls;  // stops (and joins gRPC's threads) when destroyed
-  if (!grpc_listen && !options.rls_config.empty()) {
-    std::fprintf(err, "sluice serve: --rls-config needs --grpc ADDR (the RLS listener)\n");
-    return 2;
-  }
-  if (grpc_listen) {
-    try {
-      rls = std::make_unique<server::RlsServer>(config::format_endpoint(*grpc_listen), *engine,
-                                                &registry);
-      rls->start();
-    } catch (const std::exception& e) {
-      std::fprintf(err, "sluice serve: grpc: %s\n", e.what());
-      return 1;
-    }
-    grpc_listen->port = static_cast<std::uint16_t>(rls->port());
-    std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
-                 config::format_endpoint(*grpc_listen).c_str());
-  }
-  // --- end Envoy rate limit service --------------------------------------------------------
+  Frontends frontends;
+  if (!bind_frontends(*listeners, workers, io, *engine, registry, frontends, err)) return 1;
 
   server::AdminServer admin(
       io, *engine,
-      server::AdminOptions{admin_listen, options.config, options.rls_config, *max_config_size,
-                           check_listen, options.admin_insecure},
+      server::AdminOptions{listeners->admin, options.config, options.rls_config, *max_config_size,
+                           listeners->check, options.admin_insecure},
       registry);
   try {
     admin.start();
@@ -196,38 +251,9 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     std::fprintf(err, "sluice serve: admin: %s\n", e.what());
     return 1;
   }
-  if (gateway) {
-    gateway->start();
-    std::fprintf(err, "sluice serve: gateway listening on %s\n",
-                 config::format_endpoint(gateway->local_endpoint()).c_str());
-  }
-  std::fprintf(err, "sluice serve: admin listening on %s\n",
-               config::format_endpoint(admin.local_endpoint()).c_str());
-  if (auto check = admin.check_endpoint()) {
-    std::fprintf(err, "sluice serve: check listening on %s\n",
-                 config::format_endpoint(*check).c_str());
-  }
-  std::fflush(err);
-  notify::ready();
-
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  asio::steady_timer drain_timer(io);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (ec) return;
-    std::fprintf(err, "sluice serve: shutting down\n");
-    std::fflush(err);
-    notify::stopping();
-    if (gateway) gateway->shutdown();
-    drain(drain_timer, gateway.get(), std::chrono::steady_clock::now() + kDrainTime, [&] {
-      if (gateway) gateway->stop();
-      if (resp) resp->stop();
-      admin.stop();
-      io.stop();
-    });
-  });
-  io.run();
-  if (gateway) gateway->stop();
-  if (resp) resp->stop();
+  start_serving(frontends, admin, err);
+  run_until_signal(io, frontends, admin, err);
+  frontends.stop();
   admin.stop();
   return 0;
 }
