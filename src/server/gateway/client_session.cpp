@@ -1,14 +1,10 @@
-// ClientSession (client_session.hpp).
+// ClientSession (client_session.hpp): the request loop (read a head, ask the engine, act on the
+// outcome), local answers, and closing; the upstream half is upstream_exchange.cpp.
 #include "client_session.hpp"
 
-#include <fmt/format.h>
-
-#include <array>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <chrono>
 #include <cstdio>
-#include <span>
 
 #include "http_io.hpp"
 #include "worker.hpp"
@@ -16,16 +12,12 @@
 namespace sluice::server::gateway {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-using asio::ip::tcp;
 using boost::system::error_code;
 
 namespace {
 
 constexpr std::size_t kLingerBytes = 1u << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
-
-std::chrono::nanoseconds ns(core::Nanos n) { return std::chrono::nanoseconds(n); }
 
 std::string peer_text(const Socket& s) {
   error_code ec;
@@ -36,11 +28,6 @@ std::string peer_text(const Socket& s) {
     a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
   }
   return a.to_string();
-}
-
-bool expects_continue(const http::request_header<Fields>& req) {
-  const auto it = req.find(http::field::expect);
-  return it != req.end() && beast::iequals(it->value(), "100-continue");
 }
 
 // The status for a request head that could not be read; 0: close without a word (the client
@@ -55,31 +42,6 @@ int head_error_status(const error_code& ec, const Parser& parser) {
   if (ec == http::error::end_of_stream || ec == http::error::partial_message) return 0;
   if (ec == http::error::body_limit) return 413;  // Content-Length over http.max_body_size
   return is_parse_error(ec) ? 400 : 0;
-}
-
-std::string_view reason_body(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request\n";
-    case 404:
-      return "Not Found\n";
-    case 408:
-      return "Request Timeout\n";
-    case 413:
-      return "Content Too Large\n";
-    case 414:
-      return "URI Too Long\n";
-    case 431:
-      return "Request Header Fields Too Large\n";
-    case 501:
-      return "Not Implemented\n";
-    case 502:
-      return "Bad Gateway\n";
-    case 504:
-      return "Gateway Timeout\n";
-    default:
-      return "";
-  }
 }
 
 }  // namespace
@@ -143,7 +105,7 @@ Awaitable<void> ClientSession::run() {
   client_.close(ignored);
 }
 
-Awaitable<ClientSession::Next> ClientSession::serve_one() {
+ClientSession::RequestParser& ClientSession::new_request_parser() {
   parser_.reset();
   request_arena_.reset();
   RequestParser& p = parser_.emplace(std::piecewise_construct, std::make_tuple(),
@@ -159,6 +121,11 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   client_watch_.expires_after(ns(first_ ? timeouts_.header : timeouts_.idle));
   first_ = false;
   head_scan_.reset();
+  return p;
+}
+
+Awaitable<ClientSession::Next> ClientSession::serve_one() {
+  RequestParser& p = new_request_parser();
   const error_code ec = co_await read_head(client_, client_buffer_, p, head_scan_);
   idle_ = false;
   client_watch_.disarm();
@@ -190,14 +157,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     // Redis does, the answer comes within the store's timeout (failure policy after that).
     co_await loop.async_complete(outcome_, boost::asio::use_awaitable_t<Executor>{});
   }
-  const config::RuleSet& rules = outcome_.snapshot->rules;
-  timeouts_ = rules.timeouts;
-  escaped_slashes_ = rules.escaped_slashes;
-  fields_.clear();
-  engine::limit_fields(outcome_, limit_fields_);
-  proto::http::append_ratelimit_fields(fields_, limit_fields_,
-                                       {rules.ratelimit_headers, rules.legacy_headers},
-                                       engine::retry_after(outcome_));
+  write_limit_fields();
   const bool keep_alive = p.keep_alive() && !worker_.draining();
   Next next = Next::kClose;
   switch (outcome_.verdict) {
@@ -230,6 +190,23 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
       next = co_await respond_local(500, "Internal Server Error\n", {}, keep_alive);
       break;
   }
+  finish_exchange(now);
+  co_return next;
+}
+
+void ClientSession::write_limit_fields() {
+  const config::RuleSet& rules = outcome_.snapshot->rules;
+  timeouts_ = rules.timeouts;
+  escaped_slashes_ = rules.escaped_slashes;
+  fields_.clear();
+  engine::limit_fields(outcome_, limit_fields_);
+  proto::http::append_ratelimit_fields(fields_, limit_fields_,
+                                       {rules.ratelimit_headers, rules.legacy_headers},
+                                       engine::retry_after(outcome_));
+}
+
+void ClientSession::finish_exchange(core::Nanos now) {
+  const config::RuleSet& rules = outcome_.snapshot->rules;
   if (outcome_.dry_run_denied()) {
     // A dry-run rule would have refused it: said in the access log and on stderr (at most
     // once a second per loop, with the count passed over), as nginx logs limit_req_dry_run.
@@ -242,9 +219,8 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   worker_.stats().response(exchange_.status);
   log(exchange_, outcome_.client(), rules.access_log);
   // The outcome's permits (and its snapshot) are held until here: the response is written.
-  loop.release(outcome_);
+  worker_.loop().release(outcome_);
   outcome_.reset();
-  co_return next;
 }
 
 Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
@@ -294,255 +270,6 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
   client_watch_.disarm();
   if (ec) co_return Next::kClose;
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;
-}
-
-Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
-  RequestParser& p = *parser_;
-  const auto& req = p.get();
-  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
-  bodies_ = outcome_.snapshot->rules.bodies;
-  const ExtraFields extra = fields_;
-  UpstreamPool& pool = worker_.pool();
-  UpstreamState& up = pool.state(*outcome_.route->upstream, outcome_.snapshot->version);
-  const bool head_request = req.method() == http::verb::head;
-
-  Framing request_framing = Framing::kNone;
-  std::uint64_t request_length = 0;
-  if (p.chunked()) {
-    request_framing = Framing::kChunked;
-  } else if (const auto length = p.content_length()) {
-    request_framing = Framing::kLength;
-    request_length = *length;
-  }
-  const bool chunked_up = request_framing == Framing::kChunked;
-
-  if (!p.is_done() && expects_continue(req)) {
-    client_watch_.expires_after(ns(timeouts_.idle));
-    const error_code ec = co_await write_all(client_, "HTTP/1.1 100 Continue\r\n\r\n");
-    client_watch_.disarm();
-    if (ec) co_return Next::kClose;
-  }
-  // What is read of the body before an upstream is chosen goes out with the head, in one write.
-  std::string_view first;
-  if (!p.is_done()) {
-    auto [ec, got] = co_await read_body_ahead();
-    if (ec) co_return co_await client_body_error(ec);
-    first = {held_.get(), got};
-  }
-  // Still in hand whole: it can be sent again on another connection.
-  const bool whole = p.is_done();
-
-  const core::Nanos start = worker_.clock().now();
-  std::uint64_t tried = 0;
-  std::shared_ptr<ServerState> server;
-  std::unique_ptr<UpstreamConnection> conn;
-  std::optional<ResponseParser>& rp = response_;
-  rp.reset();
-  bool may_reuse = true;
-  int failure = 502;
-  std::size_t got = 0;
-  for (;;) {
-    if (!server) {
-      server = pool.pick(up, start, tried);
-      if (!server)
-        co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
-      may_reuse = true;
-    }
-    // A whole request survives a pooled connection the server has closed meanwhile (it is
-    // sent again on a fresh one), so only a streamed body needs the connection checked first.
-    conn = may_reuse ? pool.take_idle(*server, /*check=*/!whole) : nullptr;
-    if (!conn) {
-      conn = co_await connect(*server);
-      if (!conn) {
-        // Nothing was sent: another server may take it.
-        failure = upstream_timed_out_ ? 504 : 502;
-        pool.failed(up, *server, worker_.clock().now());
-        server.reset();
-        continue;
-      }
-    }
-    upstream_io_ = &conn->socket;
-    upstream_timed_out_ = false;
-    head_.clear();
-    append_upstream_request_head(head_, req, target_.parts, peer_, forwarded_node_, request_framing,
-                                 request_length, server->authority);
-    upstream_watch_.expires_after(ns(timeouts_.upstream));
-    error_code ec =
-        co_await write_piece(conn->socket, head_, first, chunked_up, whole && chunked_up);
-    while (!ec && !p.is_done()) {
-      auto [read_ec, n] = co_await read_request_piece();
-      if (read_ec) {
-        upstream_watch_.disarm();
-        upstream_io_ = nullptr;
-        co_return co_await client_body_error(read_ec);
-      }
-      upstream_watch_.expires_after(ns(timeouts_.upstream));
-      ec = co_await write_piece(conn->socket, {}, {body_.get(), n}, chunked_up,
-                                p.is_done() && chunked_up);
-    }
-    if (!ec) {
-      new_response_parser(head_request);
-      upstream_watch_.expires_after(ns(timeouts_.upstream));
-      ec = co_await read_head(conn->socket, conn->buffer, *rp);
-      // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
-      while (!ec && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
-        new_response_parser(head_request);
-        ec = co_await read_head(conn->socket, conn->buffer, *rp);
-      }
-      if (!ec) std::tie(ec, got) = co_await read_response_piece(*conn, *rp);
-    }
-    if (!ec) break;
-
-    // Failed before any of the response reached the client.
-    const bool timed_out = upstream_timed_out_;
-    const bool stale = conn->reused && !timed_out && whole && !(rp && rp->got_some());
-    upstream_watch_.disarm();
-    upstream_io_ = nullptr;
-    conn.reset();
-    rp.reset();
-    if (stale) {
-      // A pooled connection the server had closed: not the server's fault, try a fresh one.
-      may_reuse = false;
-      continue;
-    }
-    pool.failed(up, *server, worker_.clock().now());
-    co_return co_await respond_local(timed_out ? 504 : 502, reason_body(timed_out ? 504 : 502),
-                                     extra, keep_alive);
-  }
-
-  co_return co_await relay_response(up, *server, std::move(conn), *rp, got, extra, keep_alive,
-                                    start);
-}
-
-Awaitable<ClientSession::Next> ClientSession::relay_response(
-    UpstreamState& up, ServerState& server, std::unique_ptr<UpstreamConnection> conn,
-    ResponseParser& rp, std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
-  UpstreamPool& pool = worker_.pool();
-  const auto& req = parser_->get();
-  const bool head_request = req.method() == http::verb::head;
-  // Relay the response: head and first piece in one write, then piece by piece.
-  const auto& res = rp.get();
-  const int status = res.result_int();
-  const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
-  Framing framing = Framing::kNone;
-  std::uint64_t length = 0;
-  if (has_body) {
-    if (const auto cl = rp.content_length()) {
-      framing = Framing::kLength;
-      length = *cl;
-    } else if (req.version() >= 11) {
-      framing = Framing::kChunked;
-    } else {
-      framing = Framing::kClose;
-    }
-  }
-  if (framing == Framing::kClose) keep_alive = false;
-  const bool chunked_down = framing == Framing::kChunked;
-  head_.clear();
-  append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
-  exchange_.status = status;
-  bool done = rp.is_done();
-  client_watch_.expires_after(ns(timeouts_.idle));
-  error_code ec =
-      co_await write_piece(client_, head_, {body_.get(), got}, chunked_down, done && chunked_down);
-  exchange_.bytes += got;
-  bool upstream_broken = false;
-  while (!ec && !done) {
-    upstream_watch_.expires_after(ns(timeouts_.upstream));
-    auto [read_ec, n] = co_await read_response_piece(*conn, rp);
-    if (read_ec) {
-      upstream_broken = true;
-      break;
-    }
-    done = rp.is_done();
-    client_watch_.expires_after(ns(timeouts_.idle));
-    ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
-    exchange_.bytes += n;
-  }
-  client_watch_.disarm();
-  upstream_watch_.disarm();
-  upstream_io_ = nullptr;
-  const core::Nanos end = worker_.clock().now();
-  exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
-  if (upstream_broken) {
-    // Cut off mid-body: the client sees a truncated response and a closed connection.
-    pool.failed(up, server, end);
-    co_return Next::kClose;
-  }
-  up.stats->observe(end - start);
-  pool.succeeded(server);
-  if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
-  if (rp.keep_alive() && conn->buffer.size() == 0) {
-    conn->reused = false;
-    pool.put_idle(server, std::move(conn));
-  }
-  co_return keep_alive ? Next::kKeepAlive : Next::kClose;
-}
-
-Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerState& server) {
-  upstream_timed_out_ = false;
-  if (!server.address) {
-    error_code ec;
-    const auto address = asio::ip::make_address(server.endpoint.host, ec);
-    if (!ec) {
-      server.address.emplace(address, server.endpoint.port);
-    } else {
-      Resolver resolver(client_.get_executor());
-      auto [resolve_ec, results] = co_await resolver.async_resolve(
-          server.endpoint.host, std::to_string(server.endpoint.port), kNoThrow);
-      if (resolve_ec || results.empty()) co_return nullptr;
-      server.address = results.begin()->endpoint();
-    }
-  }
-  auto conn = std::make_unique<UpstreamConnection>(client_.get_executor());
-  upstream_io_ = &conn->socket;
-  upstream_watch_.expires_after(ns(timeouts_.connect));
-  auto [ec] = co_await conn->socket.async_connect(*server.address, kNoThrow);
-  upstream_watch_.disarm();
-  upstream_io_ = nullptr;
-  if (ec) co_return nullptr;
-  error_code ignored;
-  conn->socket.set_option(tcp::no_delay(true), ignored);
-  conn->socket.non_blocking(true, ignored);
-  co_return conn;
-}
-
-ClientSession::ResponseParser& ClientSession::new_response_parser(bool head_request) {
-  std::optional<ResponseParser>& rp = response_;
-  rp.reset();
-  response_arena_.reset();
-  rp.emplace(std::piecewise_construct, std::make_tuple(),
-             std::make_tuple(ArenaAllocator<char>(response_arena_)));
-  rp->header_limit(kMaxHeaderBytes);
-  rp->body_limit(boost::none);
-  if (head_request) rp->skip(true);
-  return *rp;
-}
-
-Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece(
-    UpstreamConnection& conn, ResponseParser& parser) {
-  co_return co_await read_body_piece(conn.socket, conn.buffer, parser, body_.get(), kPieceBytes);
-}
-
-Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
-                                                 std::string_view data, bool chunked, bool last) {
-  static constexpr std::string_view kCrlf = "\r\n";
-  static constexpr std::string_view kLastChunk = "0\r\n\r\n";
-  std::array<asio::const_buffer, 5> buffers;
-  std::size_t k = 0;
-  char size_line[24];
-  if (!head.empty()) buffers[k++] = asio::buffer(head);
-  if (!data.empty()) {
-    if (chunked) {
-      const auto end = fmt::format_to(size_line, "{:x}\r\n", data.size());
-      buffers[k++] = asio::buffer(size_line, static_cast<std::size_t>(end - size_line));
-    }
-    buffers[k++] = asio::buffer(data);
-    if (chunked) buffers[k++] = asio::buffer(kCrlf);
-  }
-  if (last) buffers[k++] = asio::buffer(kLastChunk);
-  if (k == 0) co_return error_code{};
-  co_return co_await write_all(socket, std::span<const asio::const_buffer>(buffers.data(), k));
 }
 
 Awaitable<void> ClientSession::linger_close() {

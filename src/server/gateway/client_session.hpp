@@ -65,7 +65,15 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     bool dry_run_denied = false;
   };
 
+  // Reads one request, asks the engine, acts on the outcome and logs the exchange.
   Awaitable<Next> serve_one();
+  // A fresh request parser in parser_ (its fields in request_arena_), the exchange's state
+  // reset and the client watchdog armed for the next head.
+  RequestParser& new_request_parser();
+  // The outcome's rate-limit fields into fields_, in the forms its snapshot's rules ask for.
+  void write_limit_fields();
+  // After the response: the dry-run warning, counters, the access log line, the permits back.
+  void finish_exchange(core::Nanos now);
   // Answers a request head that cannot be served (400, 413, 414, 431, 501) and closes; 0: just
   // close.
   Awaitable<Next> refuse_head(int status);
@@ -74,7 +82,28 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
                                 bool keep_alive);
+  // What goes upstream of a request being forwarded, besides its head.
+  struct UpstreamRequest {
+    Framing framing = Framing::kNone;  // the body's, as the client sent it
+    std::uint64_t length = 0;          // its Content-Length (Framing::kLength)
+    std::string_view first;            // the body read ahead (in held_), sent with the head
+    bool whole = false;                // that is all of it: the request can be sent again
+    bool head_only = false;            // a HEAD request: the response has no body
+  };
+  // One try at a server. `upstream`: it failed before any of the response reached the client
+  // (another try may follow); `client`: the client's body failed; neither: the response head
+  // is in response_ and `got` bytes of its body in body_.
+  struct Attempt {
+    boost::system::error_code upstream;
+    boost::system::error_code client;
+    std::size_t got = 0;
+  };
+
+  // Picks a server (another after a failure that sent nothing the client saw), sends the
+  // request and relays the response (upstream_exchange.cpp).
   Awaitable<Next> forward(bool keep_alive);
+  Awaitable<Attempt> send_request(UpstreamConnection& conn, const ServerState& server,
+                                  const UpstreamRequest& request);
   // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece
   // by piece, then pools the upstream connection if it can carry another request.
   Awaitable<Next> relay_response(UpstreamState& up, ServerState& server,

@@ -188,4 +188,34 @@ void append_local_response_head(std::string& out, int status, std::size_t body_l
   out += "\r\n";
 }
 
+bool expects_continue(const http::request_header<Fields>& req) {
+  const auto it = req.find(http::field::expect);
+  return it != req.end() && boost::beast::iequals(it->value(), "100-continue");
+}
+
+std::string_view reason_body(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request\n";
+    case 404:
+      return "Not Found\n";
+    case 408:
+      return "Request Timeout\n";
+    case 413:
+      return "Content Too Large\n";
+    case 414:
+      return "URI Too Long\n";
+    case 431:
+      return "Request Header Fields Too Large\n";
+    case 501:
+      return "Not Implemented\n";
+    case 502:
+      return "Bad Gateway\n";
+    case 504:
+      return "Gateway Timeout\n";
+    default:
+      return "";
+  }
+}
+
 }  // namespace sluice::server::gateway

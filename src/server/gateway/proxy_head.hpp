@@ -52,4 +52,11 @@ void append_relayed_response_head(std::string& out, const http::response_header<
 void append_local_response_head(std::string& out, int status, std::size_t body_length,
                                 ExtraFields extra, bool keep_alive, unsigned client_version);
 
+// The text body of the gateway's own answer with `status` (400, 404, 408, 413, 414, 431, 501,
+// 502, 504); "" for any other.
+std::string_view reason_body(int status);
+
+// Whether the client waits for "100 Continue" before it sends the body.
+bool expects_continue(const http::request_header<Fields>& req);
+
 }  // namespace sluice::server::gateway

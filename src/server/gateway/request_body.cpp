@@ -22,8 +22,8 @@ core::Nanos BodyPace::deadline() const {
   constexpr core::Nanos kFar = std::numeric_limits<core::Nanos>::max() / 4;
   const std::uint64_t seconds = received_ / min_rate_;
   if (seconds > static_cast<std::uint64_t>(kFar / core::kNanosPerSecond)) return next;
-  const auto fraction = static_cast<core::Nanos>(static_cast<double>(received_ % min_rate_) *
-                                                 1e9 / static_cast<double>(min_rate_));
+  const auto fraction = static_cast<core::Nanos>(static_cast<double>(received_ % min_rate_) * 1e9 /
+                                                 static_cast<double>(min_rate_));
   const core::Nanos paid = static_cast<core::Nanos>(seconds) * core::kNanosPerSecond + fraction;
   return std::min(next, start_ + gap_ + paid);
 }

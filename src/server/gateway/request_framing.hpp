@@ -48,8 +48,7 @@ FramingProblem check_request_framing(const boost::beast::http::request_header<Fi
       codings[n_codings++] = f.value();
     }
   }
-  return check_framing(req.version(), std::span(lengths, n_lengths),
-                       std::span(codings, n_codings));
+  return check_framing(req.version(), std::span(lengths, n_lengths), std::span(codings, n_codings));
 }
 
 // Scans a request head's raw bytes as they arrive, before the parser sees them, for what the
@@ -70,11 +69,11 @@ class HeadScanner {
   bool done() const { return done_; }
 
  private:
-  std::size_t seen_ = 0;     // bytes at the front of the buffer already scanned
-  std::size_t line_ = 0;     // bytes on the current line so far, its CR included
-  bool first_line_ = true;   // still on the request line
-  bool after_cr_ = false;    // the previous byte was CR
-  bool done_ = false;        // the head's empty line was seen
+  std::size_t seen_ = 0;    // bytes at the front of the buffer already scanned
+  std::size_t line_ = 0;    // bytes on the current line so far, its CR included
+  bool first_line_ = true;  // still on the request line
+  bool after_cr_ = false;   // the previous byte was CR
+  bool done_ = false;       // the head's empty line was seen
 };
 
 }  // namespace sluice::server::gateway

@@ -13,6 +13,9 @@
 
 namespace sluice::server::gateway {
 
+// A span of core::Nanos (a timeout, a delay) as the duration a timer takes.
+inline std::chrono::nanoseconds ns(core::Nanos n) { return std::chrono::nanoseconds(n); }
+
 class Watchdog {
  public:
   using Clock = std::chrono::steady_clock;

@@ -1,0 +1,286 @@
+// ClientSession (client_session.hpp), its upstream half: choosing a server, sending the request
+// (head and body streamed), reading the response head, and relaying the response piece by piece.
+// A try that fails before any of the response reached the client moves to another server.
+#include <fmt/format.h>
+
+#include <array>
+#include <span>
+
+#include "client_session.hpp"
+#include "http_io.hpp"
+#include "worker.hpp"
+
+namespace sluice::server::gateway {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+// How the request's body is delimited as the client sent it; each hop keeps that framing.
+template <class Parser>
+void read_framing(const Parser& p, Framing& framing, std::uint64_t& length) {
+  framing = Framing::kNone;
+  length = 0;
+  if (p.chunked()) {
+    framing = Framing::kChunked;
+  } else if (const auto cl = p.content_length()) {
+    framing = Framing::kLength;
+    length = *cl;
+  }
+}
+
+}  // namespace
+
+Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
+  RequestParser& p = *parser_;
+  if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+  bodies_ = outcome_.snapshot->rules.bodies;
+  const ExtraFields extra = fields_;
+  UpstreamPool& pool = worker_.pool();
+  UpstreamState& up = pool.state(*outcome_.route->upstream, outcome_.snapshot->version);
+  UpstreamRequest request;
+  read_framing(p, request.framing, request.length);
+  request.head_only = p.get().method() == http::verb::head;
+
+  if (!p.is_done() && expects_continue(p.get())) {
+    client_watch_.expires_after(ns(timeouts_.idle));
+    const error_code ec = co_await write_all(client_, "HTTP/1.1 100 Continue\r\n\r\n");
+    client_watch_.disarm();
+    if (ec) co_return Next::kClose;
+  }
+  // What is read of the body before an upstream is chosen goes out with the head, in one write.
+  if (!p.is_done()) {
+    auto [ec, got] = co_await read_body_ahead();
+    if (ec) co_return co_await client_body_error(ec);
+    request.first = {held_.get(), got};
+  }
+  // Still in hand whole: it can be sent again on another connection.
+  request.whole = p.is_done();
+
+  const core::Nanos start = worker_.clock().now();
+  std::uint64_t tried = 0;
+  std::shared_ptr<ServerState> server;
+  std::unique_ptr<UpstreamConnection> conn;
+  response_.reset();
+  bool may_reuse = true;
+  int failure = 502;
+  Attempt attempt;
+  for (;;) {
+    if (!server) {
+      server = pool.pick(up, start, tried);
+      if (!server) {
+        co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
+      }
+      may_reuse = true;
+    }
+    // A whole request survives a pooled connection the server has closed meanwhile (it is
+    // sent again on a fresh one), so only a streamed body needs the connection checked first.
+    conn = may_reuse ? pool.take_idle(*server, /*check=*/!request.whole) : nullptr;
+    if (!conn) {
+      conn = co_await connect(*server);
+      if (!conn) {
+        // Nothing was sent: another server may take it.
+        failure = upstream_timed_out_ ? 504 : 502;
+        pool.failed(up, *server, worker_.clock().now());
+        server.reset();
+        continue;
+      }
+    }
+    attempt = co_await send_request(*conn, *server, request);
+    if (attempt.client) co_return co_await client_body_error(attempt.client);
+    if (!attempt.upstream) break;
+
+    // Failed before any of the response reached the client.
+    const bool timed_out = upstream_timed_out_;
+    const bool stale =
+        conn->reused && !timed_out && request.whole && !(response_ && response_->got_some());
+    upstream_watch_.disarm();
+    upstream_io_ = nullptr;
+    conn.reset();
+    response_.reset();
+    if (stale) {
+      // A pooled connection the server had closed: not the server's fault, try a fresh one.
+      may_reuse = false;
+      continue;
+    }
+    pool.failed(up, *server, worker_.clock().now());
+    failure = timed_out ? 504 : 502;
+    co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
+  }
+  co_return co_await relay_response(up, *server, std::move(conn), *response_, attempt.got, extra,
+                                    keep_alive, start);
+}
+
+Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection& conn,
+                                                              const ServerState& server,
+                                                              const UpstreamRequest& request) {
+  RequestParser& p = *parser_;
+  const bool chunked = request.framing == Framing::kChunked;
+  upstream_io_ = &conn.socket;
+  upstream_timed_out_ = false;
+  head_.clear();
+  append_upstream_request_head(head_, p.get(), target_.parts, peer_, forwarded_node_,
+                               request.framing, request.length, server.authority);
+  upstream_watch_.expires_after(ns(timeouts_.upstream));
+  Attempt a;
+  a.upstream =
+      co_await write_piece(conn.socket, head_, request.first, chunked, request.whole && chunked);
+  while (!a.upstream && !p.is_done()) {
+    auto [read_ec, n] = co_await read_request_piece();
+    if (read_ec) {
+      upstream_watch_.disarm();
+      upstream_io_ = nullptr;
+      a.client = read_ec;
+      co_return a;
+    }
+    upstream_watch_.expires_after(ns(timeouts_.upstream));
+    a.upstream =
+        co_await write_piece(conn.socket, {}, {body_.get(), n}, chunked, p.is_done() && chunked);
+  }
+  if (a.upstream) co_return a;
+  ResponseParser* rp = &new_response_parser(request.head_only);
+  upstream_watch_.expires_after(ns(timeouts_.upstream));
+  a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
+  // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
+  while (!a.upstream && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
+    rp = &new_response_parser(request.head_only);
+    a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
+  }
+  if (!a.upstream) std::tie(a.upstream, a.got) = co_await read_response_piece(conn, *rp);
+  co_return a;
+}
+
+Awaitable<ClientSession::Next> ClientSession::relay_response(
+    UpstreamState& up, ServerState& server, std::unique_ptr<UpstreamConnection> conn,
+    ResponseParser& rp, std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
+  UpstreamPool& pool = worker_.pool();
+  const auto& req = parser_->get();
+  const bool head_request = req.method() == http::verb::head;
+  // Relay the response: head and first piece in one write, then piece by piece.
+  const auto& res = rp.get();
+  const int status = res.result_int();
+  const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
+  Framing framing = Framing::kNone;
+  std::uint64_t length = 0;
+  if (has_body) {
+    if (const auto cl = rp.content_length()) {
+      framing = Framing::kLength;
+      length = *cl;
+    } else if (req.version() >= 11) {
+      framing = Framing::kChunked;
+    } else {
+      framing = Framing::kClose;
+    }
+  }
+  if (framing == Framing::kClose) keep_alive = false;
+  const bool chunked_down = framing == Framing::kChunked;
+  head_.clear();
+  append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
+  exchange_.status = status;
+  bool done = rp.is_done();
+  client_watch_.expires_after(ns(timeouts_.idle));
+  error_code ec =
+      co_await write_piece(client_, head_, {body_.get(), got}, chunked_down, done && chunked_down);
+  exchange_.bytes += got;
+  bool upstream_broken = false;
+  while (!ec && !done) {
+    upstream_watch_.expires_after(ns(timeouts_.upstream));
+    auto [read_ec, n] = co_await read_response_piece(*conn, rp);
+    if (read_ec) {
+      upstream_broken = true;
+      break;
+    }
+    done = rp.is_done();
+    client_watch_.expires_after(ns(timeouts_.idle));
+    ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
+    exchange_.bytes += n;
+  }
+  client_watch_.disarm();
+  upstream_watch_.disarm();
+  upstream_io_ = nullptr;
+  const core::Nanos end = worker_.clock().now();
+  exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
+  if (upstream_broken) {
+    // Cut off mid-body: the client sees a truncated response and a closed connection.
+    pool.failed(up, server, end);
+    co_return Next::kClose;
+  }
+  up.stats->observe(end - start);
+  pool.succeeded(server);
+  if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
+  if (rp.keep_alive() && conn->buffer.size() == 0) {
+    conn->reused = false;
+    pool.put_idle(server, std::move(conn));
+  }
+  co_return keep_alive ? Next::kKeepAlive : Next::kClose;
+}
+
+Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerState& server) {
+  upstream_timed_out_ = false;
+  if (!server.address) {
+    error_code ec;
+    const auto address = asio::ip::make_address(server.endpoint.host, ec);
+    if (!ec) {
+      server.address.emplace(address, server.endpoint.port);
+    } else {
+      Resolver resolver(client_.get_executor());
+      auto [resolve_ec, results] = co_await resolver.async_resolve(
+          server.endpoint.host, std::to_string(server.endpoint.port), kNoThrow);
+      if (resolve_ec || results.empty()) co_return nullptr;
+      server.address = results.begin()->endpoint();
+    }
+  }
+  auto conn = std::make_unique<UpstreamConnection>(client_.get_executor());
+  upstream_io_ = &conn->socket;
+  upstream_watch_.expires_after(ns(timeouts_.connect));
+  auto [ec] = co_await conn->socket.async_connect(*server.address, kNoThrow);
+  upstream_watch_.disarm();
+  upstream_io_ = nullptr;
+  if (ec) co_return nullptr;
+  error_code ignored;
+  conn->socket.set_option(tcp::no_delay(true), ignored);
+  conn->socket.non_blocking(true, ignored);
+  co_return conn;
+}
+
+ClientSession::ResponseParser& ClientSession::new_response_parser(bool head_request) {
+  std::optional<ResponseParser>& rp = response_;
+  rp.reset();
+  response_arena_.reset();
+  rp.emplace(std::piecewise_construct, std::make_tuple(),
+             std::make_tuple(ArenaAllocator<char>(response_arena_)));
+  rp->header_limit(kMaxHeaderBytes);
+  rp->body_limit(boost::none);
+  if (head_request) rp->skip(true);
+  return *rp;
+}
+
+Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece(
+    UpstreamConnection& conn, ResponseParser& parser) {
+  co_return co_await read_body_piece(conn.socket, conn.buffer, parser, body_.get(), kPieceBytes);
+}
+
+Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
+                                                 std::string_view data, bool chunked, bool last) {
+  static constexpr std::string_view kCrlf = "\r\n";
+  static constexpr std::string_view kLastChunk = "0\r\n\r\n";
+  std::array<asio::const_buffer, 5> buffers;
+  std::size_t k = 0;
+  char size_line[24];
+  if (!head.empty()) buffers[k++] = asio::buffer(head);
+  if (!data.empty()) {
+    if (chunked) {
+      const auto end = fmt::format_to(size_line, "{:x}\r\n", data.size());
+      buffers[k++] = asio::buffer(size_line, static_cast<std::size_t>(end - size_line));
+    }
+    buffers[k++] = asio::buffer(data);
+    if (chunked) buffers[k++] = asio::buffer(kCrlf);
+  }
+  if (last) buffers[k++] = asio::buffer(kLastChunk);
+  if (k == 0) co_return error_code{};
+  co_return co_await write_all(socket, std::span<const asio::const_buffer>(buffers.data(), k));
+}
+
+}  // namespace sluice::server::gateway
