@@ -3,12 +3,79 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "check_config_command.hpp"
 #include "help_examples.hpp"
 #include "replay_command.hpp"
 #include "serve_command.hpp"
 #include "sluice/version.hpp"
+
+namespace {
+
+// Each subcommand's flags, bound to the options its command runs with.
+CLI::App* add_replay(CLI::App& app, sluice::cli::ReplayOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "replay", "Run a trace (t_us,key[,cost] lines on stdin) through limits; decisions on stdout");
+  cmd->add_option("--limit", o.limits, "ALGORITHM:param=value,... (repeatable)")->required();
+  cmd->add_option("--mode", o.mode, "reject (default) or wait");
+  cmd->add_option("--max-wait", o.max_wait, "longest wait in wait mode (default: unbounded)");
+  cmd->add_option("--store", o.store, "local (default)");
+  cmd->add_option("--zone", o.zone,
+                  "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
+                  "unbounded)");
+  cmd->footer(sluice::cli::kReplayExample);
+  return cmd;
+}
+
+CLI::App* add_check_config(CLI::App& app, std::vector<std::string>& files, std::string& max_size) {
+  auto* cmd =
+      app.add_subcommand("check-config",
+                         "Validate config files without serving: exit 0, or 2 with every error as "
+                         "FILE:LINE: problem");
+  cmd->add_option("FILE", files,
+                  "a YAML config (docs/configuration.md) or an envoyproxy/ratelimit RLS file "
+                  "(docs/envoy-rls.md); several may be given")
+      ->required();
+  cmd->footer(sluice::cli::kCheckConfigExample);
+  cmd->add_option("--max-config-size", max_size,
+                  "refuse a file larger than this, e.g. 64MiB (default 16MiB)");
+  return cmd;
+}
+
+CLI::App* add_serve(CLI::App& app, sluice::cli::ServeOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "serve", "Run the daemon: the HTTP gateway and the admin listener, until SIGTERM/SIGINT");
+  cmd->add_option("--config", o.config, "the YAML config (docs/configuration.md)");
+  cmd->add_option("--listen", o.listen, "gateway address, overrides the config's");
+  cmd->add_option("--admin", o.admin, "admin address, overrides the config's");
+  cmd->add_option("--check", o.check,
+                  "decision API listener (/v1/check, /healthz only), overrides the "
+                  "config's check");
+  cmd->add_flag("--admin-insecure", o.admin_insecure,
+                "allow the admin listener off loopback without an admin_auth token");
+  cmd->add_option("--max-config-size", o.max_config_size,
+                  "refuse a config file (at start-up and on reload) larger than this, e.g. "
+                  "64MiB (default 16MiB)");
+  cmd->add_option("--resp", o.resp,
+                  "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
+  cmd->add_option("--grpc", o.grpc,
+                  "Envoy rate limit service (gRPC RateLimitService), e.g. 127.0.0.1:8081");
+  cmd->add_option("--rls-config", o.rls_config,
+                  "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
+  cmd->footer(sluice::cli::kServeExample);
+  return cmd;
+}
+
+CLI::App* add_demo_upstream(CLI::App& app, std::string& listen) {
+  auto* cmd = app.add_subcommand(
+      "demo-upstream", "A tiny HTTP server answering 200 \"hello from upstream\" on every path");
+  cmd->add_option("--listen", listen, "address, e.g. 127.0.0.1:8081")->required();
+  cmd->footer(sluice::cli::kDemoUpstreamExample);
+  return cmd;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Sluice: rate limits and concurrency limits for services and API gateways",
@@ -22,62 +89,14 @@ int main(int argc, char** argv) {
                        "Print the version and the git commit it was built from, then exit");
 
   sluice::cli::ReplayOptions replay;
-  auto* replay_cmd = app.add_subcommand(
-      "replay", "Run a trace (t_us,key[,cost] lines on stdin) through limits; decisions on stdout");
-  replay_cmd->add_option("--limit", replay.limits, "ALGORITHM:param=value,... (repeatable)")
-      ->required();
-  replay_cmd->add_option("--mode", replay.mode, "reject (default) or wait");
-  replay_cmd->add_option("--max-wait", replay.max_wait,
-                         "longest wait in wait mode (default: unbounded)");
-  replay_cmd->add_option("--store", replay.store, "local (default)");
-  replay_cmd->add_option("--zone", replay.zone,
-                         "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
-                         "unbounded)");
-  replay_cmd->footer(sluice::cli::kReplayExample);
-
+  auto* replay_cmd = add_replay(app, replay);
   std::vector<std::string> config_files;
-  auto* check_cmd =
-      app.add_subcommand("check-config",
-                         "Validate config files without serving: exit 0, or 2 with every error as "
-                         "FILE:LINE: problem");
-  check_cmd
-      ->add_option("FILE", config_files,
-                   "a YAML config (docs/configuration.md) or an envoyproxy/ratelimit RLS file "
-                   "(docs/envoy-rls.md); several may be given")
-      ->required();
-  check_cmd->footer(sluice::cli::kCheckConfigExample);
   std::string check_max_size;
-  check_cmd->add_option("--max-config-size", check_max_size,
-                        "refuse a file larger than this, e.g. 64MiB (default 16MiB)");
-
+  auto* check_cmd = add_check_config(app, config_files, check_max_size);
   sluice::cli::ServeOptions serve;
-  auto* serve_cmd = app.add_subcommand(
-      "serve", "Run the daemon: the HTTP gateway and the admin listener, until SIGTERM/SIGINT");
-  serve_cmd->add_option("--config", serve.config, "the YAML config (docs/configuration.md)");
-  serve_cmd->add_option("--listen", serve.listen, "gateway address, overrides the config's");
-  serve_cmd->add_option("--admin", serve.admin, "admin address, overrides the config's");
-  serve_cmd->add_option("--check", serve.check,
-                        "decision API listener (/v1/check, /healthz only), overrides the "
-                        "config's check");
-  serve_cmd->add_flag("--admin-insecure", serve.admin_insecure,
-                      "allow the admin listener off loopback without an admin_auth token");
-  serve_cmd->add_option("--max-config-size", serve.max_config_size,
-                        "refuse a config file (at start-up and on reload) larger than this, e.g. "
-                        "64MiB (default 16MiB)");
-  serve_cmd->add_option("--resp", serve.resp,
-                        "Redis protocol listener (CL.THROTTLE, SLUICE.CHECK), e.g. 127.0.0.1:6380");
-  serve_cmd->add_option("--grpc", serve.grpc,
-                        "Envoy rate limit service (gRPC RateLimitService), e.g. 127.0.0.1:8081");
-  serve_cmd->add_option(
-      "--rls-config", serve.rls_config,
-      "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
-  serve_cmd->footer(sluice::cli::kServeExample);
-
+  auto* serve_cmd = add_serve(app, serve);
   std::string demo_listen;
-  auto* demo_cmd = app.add_subcommand(
-      "demo-upstream", "A tiny HTTP server answering 200 \"hello from upstream\" on every path");
-  demo_cmd->add_option("--listen", demo_listen, "address, e.g. 127.0.0.1:8081")->required();
-  demo_cmd->footer(sluice::cli::kDemoUpstreamExample);
+  auto* demo_cmd = add_demo_upstream(app, demo_listen);
   app.footer(sluice::cli::kTopFooter);  // after the subcommands: CLI11 copies it into new ones
 
   try {
