@@ -8,6 +8,7 @@
 
 #include "sluice/backend/redis/replay_store.hpp"
 #include "sluice/core/byte_size.hpp"
+#include "sluice/core/expected.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/local/limit_set.hpp"
 #include "sluice/local/policy.hpp"
@@ -114,6 +115,67 @@ int replay_through_redis(const backend::redis::StoreUrl& url,
   return 0;
 }
 
+// One --limit, refused when it cannot replay in this mode.
+core::Expected<spec::LimitSpec> read_limit(const std::string& text, bool wait) {
+  auto s = spec::parse_limit_spec(text);
+  if (!s) return core::make_error("--limit '" + text + "': " + s.error());
+  if (s->wait == spec::WaitSupport::kNotTimeBased) {
+    return core::make_error(
+        "--limit '" + text +
+        "': concurrency limits cannot be replayed (a trace has no request ends)");
+  }
+  if (wait && s->wait == spec::WaitSupport::kRejectOnly) {
+    return core::make_error("--limit '" + text + "': " + s->algorithm +
+                            " decides in reject mode only; --mode wait does not apply");
+  }
+  return *s;
+}
+
+// The trace through limits kept in this process.
+int replay_locally(const ReplayOptions& o, const std::vector<spec::LimitSpec>& specs,
+                   core::Nanos max_wait, replay::TraceReader& reader, Output& output, std::FILE* in,
+                   std::FILE* err) {
+  // Without --zone every key keeps its state for the whole run (exact, memory grows with the
+  // number of keys); with it, each limit's states live in a table of that budget (bounded,
+  // evicting the least recently used keys).
+  std::optional<local::LimitSet> exact;
+  std::optional<local::Policy> bounded;
+  std::vector<std::string_view> keys(specs.size());
+  if (o.zone.empty()) {
+    exact.emplace(specs, max_wait);
+  } else {
+    auto budget = core::parse_bytes(o.zone);
+    if (!budget) return fail(err, "--zone: " + budget.error());
+    std::vector<local::TableLimit> tables;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      auto t = local::make_table_limit(specs[i], *budget);
+      if (!t) return fail(err, "--zone with --limit '" + o.limits[i] + "': " + t.error());
+      tables.push_back(std::move(*t));
+    }
+    bounded.emplace(local::Combine::kAllMustPass, std::move(tables));
+  }
+
+  while (auto request = reader.next()) {
+    const core::Nanos now = request->t_us * core::kNanosPerMicro;
+    core::Decision d;
+    if (exact) {
+      d = exact->decide(request->key, now, request->cost);
+    } else {
+      std::fill(keys.begin(), keys.end(), request->key);
+      d = bounded->decide(keys, now, request->cost, max_wait).decision;
+    }
+    if (d.overflow) {
+      output.flush();
+      return fail(err, overflow_message(request->line));
+    }
+    output.line(*request, d);
+  }
+  output.flush();
+  if (!reader.error().empty()) return fail(err, reader.error());
+  if (std::ferror(in)) return fail(err, "error reading the trace from standard input");
+  return 0;
+}
+
 }  // namespace
 
 int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE* err) {
@@ -143,62 +205,15 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
 
   std::vector<spec::LimitSpec> specs;
   for (const auto& text : o.limits) {
-    auto s = spec::parse_limit_spec(text);
-    if (!s) return fail(err, "--limit '" + text + "': " + s.error());
-    if (s->wait == spec::WaitSupport::kNotTimeBased) {
-      return fail(err,
-                  "--limit '" + text +
-                      "': concurrency limits cannot be replayed (a trace has no request ends)");
-    }
-    if (wait && s->wait == spec::WaitSupport::kRejectOnly) {
-      return fail(err, "--limit '" + text + "': " + s->algorithm +
-                           " decides in reject mode only; --mode wait does not apply");
-    }
+    auto s = read_limit(text, wait);
+    if (!s) return fail(err, s.error());
     specs.push_back(*s);
-  }
-
-  // Without --zone every key keeps its state for the whole run (exact, memory grows with the
-  // number of keys); with it, each limit's states live in a table of that budget (bounded,
-  // evicting the least recently used keys).
-  std::optional<local::LimitSet> exact;
-  std::optional<local::Policy> bounded;
-  std::vector<std::string_view> keys(specs.size());
-  if (o.zone.empty()) {
-    exact.emplace(specs, max_wait);
-  } else {
-    auto budget = core::parse_bytes(o.zone);
-    if (!budget) return fail(err, "--zone: " + budget.error());
-    std::vector<local::TableLimit> tables;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      auto t = local::make_table_limit(specs[i], *budget);
-      if (!t) return fail(err, "--zone with --limit '" + o.limits[i] + "': " + t.error());
-      tables.push_back(std::move(*t));
-    }
-    bounded.emplace(local::Combine::kAllMustPass, std::move(tables));
   }
 
   replay::TraceReader reader(in);
   Output output(out);
   if (redis_url) return replay_through_redis(*redis_url, specs, max_wait, reader, output, err);
-  while (auto request = reader.next()) {
-    const core::Nanos now = request->t_us * core::kNanosPerMicro;
-    core::Decision d;
-    if (exact) {
-      d = exact->decide(request->key, now, request->cost);
-    } else {
-      std::fill(keys.begin(), keys.end(), request->key);
-      d = bounded->decide(keys, now, request->cost, max_wait).decision;
-    }
-    if (d.overflow) {
-      output.flush();
-      return fail(err, overflow_message(request->line));
-    }
-    output.line(*request, d);
-  }
-  output.flush();
-  if (!reader.error().empty()) return fail(err, reader.error());
-  if (std::ferror(in)) return fail(err, "error reading the trace from standard input");
-  return 0;
+  return replay_locally(o, specs, max_wait, reader, output, in, err);
 }
 
 }  // namespace sluice::cli
