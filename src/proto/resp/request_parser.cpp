@@ -95,6 +95,65 @@ int hex_value(char c) {
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
+// What a backslash escape inside double quotes stands for (\n \r \t \b \a; any other
+// character stands for itself, so \\ and \" do too).
+char unescape(char c) {
+  switch (c) {
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'b':
+      return '\b';
+    case 'a':
+      return '\a';
+    default:
+      return c;
+  }
+}
+
+// Appends the inline word that starts at line[i] (not a space) to `out`, its quotes resolved as
+// Redis's sdssplitargs does, and moves i past it. An error text when its quotes do not balance
+// or a closing quote is not followed by a space or the end of the line.
+const char* read_inline_word(std::string_view line, std::size_t& i, std::string& out) {
+  static constexpr const char* kUnbalanced = "Protocol error: unbalanced quotes in request";
+  const std::size_t end = line.size();
+  char quote = 0;  // the open quote, if any
+  for (;;) {
+    if (quote == 0) {
+      if (i >= end || is_space(line[i])) return nullptr;
+      if (line[i] == '"' || line[i] == '\'') {
+        quote = line[i++];
+      } else {
+        out += line[i++];
+      }
+      continue;
+    }
+    if (i >= end) return kUnbalanced;
+    const char c = line[i];
+    if (c == quote) {
+      if (i + 1 < end && !is_space(line[i + 1])) return kUnbalanced;
+      ++i;
+      return nullptr;
+    }
+    if (quote == '"' && c == '\\' && i + 3 < end && line[i + 1] == 'x' &&
+        hex_value(line[i + 2]) >= 0 && hex_value(line[i + 3]) >= 0) {
+      out += static_cast<char>(hex_value(line[i + 2]) * 16 + hex_value(line[i + 3]));
+      i += 4;
+    } else if (quote == '"' && c == '\\' && i + 1 < end) {
+      out += unescape(line[i + 1]);
+      i += 2;
+    } else if (quote == '\'' && c == '\\' && i + 1 < end && line[i + 1] == '\'') {
+      out += '\'';
+      i += 2;
+    } else {
+      out += line[i++];
+    }
+  }
+}
+
 }  // namespace
 
 // The reader's object functions. hiredis calls them as it completes each element; they copy
@@ -328,81 +387,13 @@ ParseStatus RequestParser::next_inline() {
 
   arena_.clear();
   spans_.clear();
-  std::size_t i = 0;
-  while (true) {
+  const std::string_view line(p, end);
+  for (std::size_t i = 0;;) {
     while (i < end && is_space(p[i])) ++i;
     if (i >= end) break;
     if (spans_.size() >= limits_.max_elements) return fail("Protocol error: too many arguments");
     const std::size_t start = arena_.size();
-    bool in_double = false;
-    bool in_single = false;
-    for (;;) {
-      if (in_double) {
-        if (i >= end) return fail("Protocol error: unbalanced quotes in request");
-        if (p[i] == '\\' && i + 3 < end && p[i + 1] == 'x' && hex_value(p[i + 2]) >= 0 &&
-            hex_value(p[i + 3]) >= 0) {
-          arena_ += static_cast<char>(hex_value(p[i + 2]) * 16 + hex_value(p[i + 3]));
-          i += 4;
-        } else if (p[i] == '\\' && i + 1 < end) {
-          char c = p[i + 1];
-          switch (c) {
-            case 'n':
-              c = '\n';
-              break;
-            case 'r':
-              c = '\r';
-              break;
-            case 't':
-              c = '\t';
-              break;
-            case 'b':
-              c = '\b';
-              break;
-            case 'a':
-              c = '\a';
-              break;
-            default:
-              break;
-          }
-          arena_ += c;
-          i += 2;
-        } else if (p[i] == '"') {
-          // The closing quote must be followed by a space or the end of the line.
-          if (i + 1 < end && !is_space(p[i + 1])) {
-            return fail("Protocol error: unbalanced quotes in request");
-          }
-          ++i;
-          break;
-        } else {
-          arena_ += p[i++];
-        }
-      } else if (in_single) {
-        if (i >= end) return fail("Protocol error: unbalanced quotes in request");
-        if (p[i] == '\\' && i + 1 < end && p[i + 1] == '\'') {
-          arena_ += '\'';
-          i += 2;
-        } else if (p[i] == '\'') {
-          if (i + 1 < end && !is_space(p[i + 1])) {
-            return fail("Protocol error: unbalanced quotes in request");
-          }
-          ++i;
-          break;
-        } else {
-          arena_ += p[i++];
-        }
-      } else {
-        if (i >= end || is_space(p[i])) break;
-        if (p[i] == '"') {
-          in_double = true;
-          ++i;
-        } else if (p[i] == '\'') {
-          in_single = true;
-          ++i;
-        } else {
-          arena_ += p[i++];
-        }
-      }
-    }
+    if (const char* error = read_inline_word(line, i, arena_)) return fail(error);
     spans_.emplace_back(start, arena_.size() - start);
   }
   consume(line_bytes);
