@@ -76,6 +76,45 @@ void decide_local_enforced(std::span<const std::size_t> order, std::span<const t
   }
 }
 
+// The descriptors' limits kept in Redis as one ask in out.remote: part 0 the enforced ones
+// (all or none), then one part per shadow-mode one. False when none of them counts anything.
+bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outcome& out) {
+  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote(new detail::Remote);
+  remote->kind = detail::AskKind::kRls;
+  remote->now = now;
+  remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
+  remote->parts.front().query.cost = cost;
+  for (std::size_t k = 0; k < out.applied.size(); ++k) {
+    Applied& ap = out.applied[k];
+    if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
+    std::string key = key_text(a.domain, a.descriptors[ap.item].entries);
+    detail::RemotePart* part = &remote->parts.front();
+    if (ap.enforced) {
+      // The same limit and key twice in one request: asked once, reported twice.
+      bool copied = false;
+      for (std::size_t j = 0; j < part->applied.size() && !copied; ++j) {
+        const std::size_t other = part->applied[j];
+        if (out.applied[other].limit == ap.limit && part->query.items[j].key == key) {
+          remote->copies.emplace_back(k, other);
+          copied = true;
+        }
+      }
+      if (copied) continue;
+    } else {
+      remote->parts.emplace_back();
+      part = &remote->parts.back();
+      part->enforced = false;
+      part->query.cost = cost;
+    }
+    part->applied.push_back(k);
+    part->query.items.push_back(detail::remote_item(*ap.limit, std::move(key), 0));
+  }
+  std::erase_if(remote->parts, [](const detail::RemotePart& p) { return p.applied.empty(); });
+  if (remote->parts.empty()) return false;
+  out.remote = std::move(remote);
+  return true;
+}
+
 }  // namespace
 
 namespace detail {
@@ -151,15 +190,15 @@ const CompiledLimit* Engine::rls_override(const Snapshot& snap, const RlsOverrid
   return rls_overrides_.emplace(id, std::move(limit)).first->second.get();
 }
 
-Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos now, Outcome& out) {
+bool Engine::resolve_rls(const Snapshot& snap, const RlsAsk& a, Outcome& out) {
   // envoyproxy/ratelimit's two checks, with its messages.
   if (a.domain.empty()) {
     refuse(out, "rate limit domain must not be empty", "domain");
-    return Progress::kDone;
+    return false;
   }
   if (a.descriptors.empty()) {
     refuse(out, "rate limit descriptor list must not be empty", "descriptors");
-    return Progress::kDone;
+    return false;
   }
   out.verdict = Verdict::kAllow;
   const detail::RlsTree* tree = nullptr;
@@ -168,7 +207,7 @@ Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos no
       tree = &it->second;
     }
   }
-  if (tree == nullptr) return Progress::kDone;  // an unknown domain: no limit applies anywhere
+  if (tree == nullptr) return false;  // an unknown domain: no limit applies anywhere
   // Resolve every descriptor first, so a malformed one leaves nothing charged.
   for (std::size_t i = 0; i < a.descriptors.size(); ++i) {
     const RlsDescriptorView& d = a.descriptors[i];
@@ -176,7 +215,7 @@ Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos no
         d.limit ? rls_override(snap, *d.limit, i, out) : tree->match(d.entries);
     if (out.verdict == Verdict::kInvalid) {
       out.applied.clear();
-      return Progress::kDone;
+      return false;
     }
     if (limit == nullptr) continue;  // OK, no current limit
     Applied applied{limit,
@@ -187,65 +226,33 @@ Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos no
                     static_cast<std::uint32_t>(i)};
     out.applied.push_back(applied);
   }
+  return true;
+}
+
+Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos now, Outcome& out) {
+  if (!resolve_rls(snap, a, out)) return Progress::kDone;
   const std::int64_t cost = a.hits_addend == 0 ? 1 : a.hits_addend;
-  const bool redis = snap.rls->redis;
+  if (snap.rls->redis) {
+    if (start_rls_remote(a, cost, now, out)) return Progress::kPending;
+    detail::conclude_rls(out);
+    return Progress::kDone;
+  }
   absl::InlinedVector<table::KeyHash, local::kInline> keys(out.applied.size());
   absl::InlinedVector<std::size_t, local::kInline> enforced;
-  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote;
-  if (redis) {
-    remote.reset(new detail::Remote);
-    remote->kind = detail::AskKind::kRls;
-    remote->now = now;
-    remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
-    remote->parts.front().query.cost = cost;
-  }
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     Applied& ap = out.applied[k];
     if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
-    const auto entries = a.descriptors[ap.item].entries;
-    if (!redis) {
-      keys[k] = key_hash(a.domain, entries);
-      if (ap.enforced) {
-        enforced.push_back(k);
-        continue;
-      }
-      // Shadow mode: decided on its own, never stopping the enforced ones from being charged.
-      local::LimitAsk ask{&ap.limit->table->table, keys[k], 0, false};
-      local::EachDecision each;
-      ap.decision = local::decide_all({&ask, 1}, now, cost, {&each, 1}, out.leases);
+    keys[k] = key_hash(a.domain, a.descriptors[ap.item].entries);
+    if (ap.enforced) {
+      enforced.push_back(k);
       continue;
     }
-    std::string key = key_text(a.domain, entries);
-    detail::RemotePart* part = &remote->parts.front();
-    if (ap.enforced) {
-      // The same limit and key twice in one request: asked once, reported twice.
-      bool copied = false;
-      for (std::size_t j = 0; j < part->applied.size() && !copied; ++j) {
-        const std::size_t other = part->applied[j];
-        if (out.applied[other].limit == ap.limit && part->query.items[j].key == key) {
-          remote->copies.emplace_back(k, other);
-          copied = true;
-        }
-      }
-      if (copied) continue;
-    } else {
-      remote->parts.emplace_back();
-      part = &remote->parts.back();
-      part->enforced = false;
-      part->query.cost = cost;
-    }
-    part->applied.push_back(k);
-    part->query.items.push_back(detail::remote_item(*ap.limit, std::move(key), 0));
+    // Shadow mode: decided on its own, never stopping the enforced ones from being charged.
+    local::LimitAsk ask{&ap.limit->table->table, keys[k], 0, false};
+    local::EachDecision each;
+    ap.decision = local::decide_all({&ask, 1}, now, cost, {&each, 1}, out.leases);
   }
-  if (redis) {
-    std::erase_if(remote->parts, [](const detail::RemotePart& p) { return p.applied.empty(); });
-    if (!remote->parts.empty()) {
-      out.remote = std::move(remote);
-      return Progress::kPending;
-    }
-  } else {
-    decide_local_enforced(enforced, keys, cost, now, out);
-  }
+  decide_local_enforced(enforced, keys, cost, now, out);
   detail::conclude_rls(out);
   return Progress::kDone;
 }

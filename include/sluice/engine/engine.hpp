@@ -87,6 +87,9 @@ class Engine {
   const CompiledLimit* throttle_limit(const Snapshot& snap, const ThrottleAsk& ask,
                                       const core::Gcra::Params& params, Outcome& out);
   Progress start_rls(const Snapshot& snap, const RlsAsk& ask, core::Nanos now, Outcome& out);
+  // The limits that apply to each descriptor, into out.applied. False when the decision is
+  // already made: a refused ask (out.verdict kInvalid) or a domain no rule knows (allowed).
+  bool resolve_rls(const Snapshot& snap, const RlsAsk& ask, Outcome& out);
   // A descriptor's own limit (made at its first use, kept for every later request with it).
   const CompiledLimit* rls_override(const Snapshot& snap, const RlsOverride& o, std::size_t index,
                                     Outcome& out);
