@@ -203,67 +203,72 @@ void Store::send(std::vector<Part> parts) {
   stats_.scripts.fetch_add(1, std::memory_order_relaxed);
   stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
   auto shape = batch.limits_per_request();
-  client_.eval(
-      script_, batch.take_keys(), batch.take_args(),
-      [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-       shape = std::move(shape)](Outcome outcome) {
-        if (alive.expired()) return;
-        const core::Nanos at = options_.client.clock->now();
-        const auto* failure = std::get_if<Failure>(&outcome);
-        const bool connection_down =
-            failure != nullptr && failure->kind == Failure::Kind::kConnection;
-        auto decoded = decode_outcome(outcome, shape);
-        if (!decoded) {
-          stats_.failures.fetch_add(1, std::memory_order_relaxed);
-          breaker_.failure(at, connection_down);
-          publish_stats();
-          for (const auto& p : parts) fail_part(p, at);
-          return;
-        }
-        breaker_.success();
-        publish_stats();
-        std::vector<RequestAnswer> answers = std::move(decoded).value();
-        for (std::size_t k = 0; k < parts.size(); ++k) {
-          const Part& p = parts[k];
-          RequestAnswer& a = answers[k];
-          if (p.kind == RequestKind::kRelease) continue;
-          if (p.kind == RequestKind::kTake) {
-            auto it = pools_.find(p.target.limit->state_key(p.target.key));
-            if (it == pools_.end()) continue;
-            Pool& pool = it->second;
-            pool.taking = false;
-            if (pool.expires <= at) pool.permits = 0;
-            pool.permits += a.limits[0].extra;
-            pool.expires = at + p.target.limit->options().lease_ttl;
-            const bool redis_had_enough = a.limits[0].extra >= p.cost;
-            // Had Redis enough, who still waits gets another take; if it ran short, they are
-            // denied with its answer, at once (a second take would only be refused too).
-            serve_pool(it->first, pool, at, redis_had_enough);
-            if (!redis_had_enough) {
-              core::Decision d = a.limits[0].decision;
-              d.allowed = false;
-              d.delay = 0;
-              if (d.retry_after == 0) d.retry_after = core::kNanosPerMilli;
-              while (!pool.waiting.empty()) {
-                auto job = std::move(pool.waiting.front());
-                pool.waiting.pop_front();
-                job->each[0] = d;
-                finish(job);
-              }
-            }
-            continue;
-          }
-          for (std::size_t j = 0; j < p.items.size(); ++j) {
-            const auto idx = static_cast<std::size_t>(p.items[j]);
-            const QueryItem& item = p.job->query.items[idx];
-            p.job->each[idx] = a.limits[j].decision;
-            if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
-              p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
-            }
-          }
-          if (--p.job->parts_left == 0) finish(p.job);
-        }
-      });
+  client_.eval(script_, batch.take_keys(), batch.take_args(),
+               [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
+                shape = std::move(shape)](Outcome outcome) {
+                 if (!alive.expired()) answered(parts, shape, outcome);
+               });
+}
+
+void Store::answered(const std::vector<Part>& parts, const std::vector<int>& shape,
+                     const Outcome& outcome) {
+  const core::Nanos at = options_.client.clock->now();
+  const auto* failure = std::get_if<Failure>(&outcome);
+  const bool connection_down = failure != nullptr && failure->kind == Failure::Kind::kConnection;
+  auto decoded = decode_outcome(outcome, shape);
+  if (!decoded) {
+    stats_.failures.fetch_add(1, std::memory_order_relaxed);
+    breaker_.failure(at, connection_down);
+    publish_stats();
+    for (const auto& p : parts) fail_part(p, at);
+    return;
+  }
+  breaker_.success();
+  publish_stats();
+  const std::vector<RequestAnswer> answers = std::move(decoded).value();
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const Part& p = parts[k];
+    const RequestAnswer& a = answers[k];
+    if (p.kind == RequestKind::kRelease) continue;
+    if (p.kind == RequestKind::kTake) {
+      take_answered(p, a, at);
+      continue;
+    }
+    for (std::size_t j = 0; j < p.items.size(); ++j) {
+      const auto idx = static_cast<std::size_t>(p.items[j]);
+      const QueryItem& item = p.job->query.items[idx];
+      p.job->each[idx] = a.limits[j].decision;
+      if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
+        p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
+      }
+    }
+    if (--p.job->parts_left == 0) finish(p.job);
+  }
+}
+
+void Store::take_answered(const Part& p, const RequestAnswer& a, core::Nanos at) {
+  auto it = pools_.find(p.target.limit->state_key(p.target.key));
+  if (it == pools_.end()) return;
+  Pool& pool = it->second;
+  pool.taking = false;
+  if (pool.expires <= at) pool.permits = 0;
+  pool.permits += a.limits[0].extra;
+  pool.expires = at + p.target.limit->options().lease_ttl;
+  const bool redis_had_enough = a.limits[0].extra >= p.cost;
+  // Had Redis enough, who still waits gets another take; if it ran short, they are denied
+  // with its answer, at once (a second take would only be refused too).
+  serve_pool(it->first, pool, at, redis_had_enough);
+  if (redis_had_enough) return;
+  core::Decision d = a.limits[0].decision;
+  d.allowed = false;
+  d.delay = 0;
+  if (d.retry_after == 0) d.retry_after = core::kNanosPerMilli;
+  while (!pool.waiting.empty()) {
+    auto job = std::move(pool.waiting.front());
+    pool.waiting.pop_front();
+    job->each[0] = d;
+    finish(job);
+  }
 }
 
 void Store::decide_leased(const std::shared_ptr<Job>& job) {

@@ -21,6 +21,8 @@
 
 namespace sluice::backend::redis {
 
+struct RequestAnswer;  // script_codec.hpp
+
 struct StoreOptions {
   ClientOptions client;
   Breaker::Options breaker;
@@ -69,6 +71,11 @@ class Store {
   void schedule_flush();
   void flush();
   void send(std::vector<Part> parts);
+  // Redis's answer to one send: each part's decisions to its job, or the failure policy.
+  void answered(const std::vector<Part>& parts, const std::vector<int>& shape,
+                const Outcome& outcome);
+  // A lease take answered: the permits into its pool, the requests waiting on it served.
+  void take_answered(const Part& p, const RequestAnswer& a, core::Nanos at);
   void decide_leased(const std::shared_ptr<Job>& job);
   void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more = true);
   void fail_part(const Part& part, core::Nanos now);
