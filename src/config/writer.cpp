@@ -212,21 +212,8 @@ void emit_admin_access(YAML::Emitter& out, const RuleSet& rs) {
   if (!rs.admin_hosts.empty()) emit_list(out, "admin_hosts", rs.admin_hosts);
 }
 
-}  // namespace
-
-std::string to_yaml(const RuleSet& rs) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
-  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
-  emit_admin_access(out, rs);
-  out << YAML::Key << "workers" << YAML::Value << rs.workers;
-  if (!rs.trusted_proxies.empty()) {
-    std::vector<std::string> texts;
-    for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
-    emit_list(out, "trusted_proxies", texts);
-  }
-  out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rs.memory);
+// timeouts:, headers: and http: (bodies and escaped slashes).
+void emit_http_settings(YAML::Emitter& out, const RuleSet& rs) {
   out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
   for (auto [field, value] :
        {std::pair{"connect", rs.timeouts.connect}, std::pair{"header", rs.timeouts.header},
@@ -247,53 +234,43 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::Key << "min_body_rate" << YAML::Value
       << core::format_bytes(rs.bodies.min_rate) + "/s";
   out << YAML::EndMap;
-  if (!rs.access_log.empty()) {
-    out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
-  }
-  out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
-  if (rs.redis) {
-    const RedisSettings& r = *rs.redis;
-    out << YAML::Key << "redis" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "url" << YAML::Value << r.url;
-    out << YAML::Key << "timeout" << YAML::Value << core::format_duration(r.timeout);
-    out << YAML::Key << "storage" << YAML::Value
-        << std::string(name_of(kStorages, r.default_storage));
-    const RedisRuleOptions& d = r.defaults;
-    for (const auto& [field, value] :
-         redis_fields(d.on_failure, d.local_share, d.lease, d.lease_ttl)) {
-      out << YAML::Key << field << YAML::Value << value;
-    }
-    out << YAML::EndMap;
-  }
-  if (rs.resp) {
-    const RespSettings& r = *rs.resp;
-    out << YAML::Key << "resp" << YAML::Value << YAML::BeginMap;
-    if (r.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*r.listen);
-    out << YAML::Key << "storage" << YAML::Value << std::string(name_of(kStorages, r.storage));
-    if (r.on_failure) {
-      out << YAML::Key << "on_failure" << YAML::Value
-          << std::string(name_of(kFailurePolicies, *r.on_failure));
-    }
-    if (r.local_share) out << YAML::Key << "local_share" << YAML::Value << *r.local_share;
-    out << YAML::Key << "memory" << YAML::Value << core::format_bytes(r.memory);
-    if (!r.password_file.empty() || !r.password_env.empty()) {
-      out << YAML::Key << "user" << YAML::Value << r.user;
-      out << YAML::Key << (r.password_file.empty() ? "password_env" : "password_file")
-          << YAML::Value << (r.password_file.empty() ? r.password_env : r.password_file);
-    }
-    out << YAML::EndMap;
-  }
-  if (rs.rls) emit_rls(out, *rs.rls);
-  if (rs.grpc) {
-    out << YAML::Key << "grpc" << YAML::Value << YAML::BeginMap;
-    if (rs.grpc->listen) {
-      out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.grpc->listen);
-    }
-    out << YAML::EndMap;
-  }
+}
 
+void emit_redis(YAML::Emitter& out, const RedisSettings& r) {
+  out << YAML::Key << "redis" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "url" << YAML::Value << r.url;
+  out << YAML::Key << "timeout" << YAML::Value << core::format_duration(r.timeout);
+  out << YAML::Key << "storage" << YAML::Value
+      << std::string(name_of(kStorages, r.default_storage));
+  const RedisRuleOptions& d = r.defaults;
+  for (const auto& [field, value] :
+       redis_fields(d.on_failure, d.local_share, d.lease, d.lease_ttl)) {
+    out << YAML::Key << field << YAML::Value << value;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_resp(YAML::Emitter& out, const RespSettings& r) {
+  out << YAML::Key << "resp" << YAML::Value << YAML::BeginMap;
+  if (r.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*r.listen);
+  out << YAML::Key << "storage" << YAML::Value << std::string(name_of(kStorages, r.storage));
+  if (r.on_failure) {
+    out << YAML::Key << "on_failure" << YAML::Value
+        << std::string(name_of(kFailurePolicies, *r.on_failure));
+  }
+  if (r.local_share) out << YAML::Key << "local_share" << YAML::Value << *r.local_share;
+  out << YAML::Key << "memory" << YAML::Value << core::format_bytes(r.memory);
+  if (!r.password_file.empty() || !r.password_env.empty()) {
+    out << YAML::Key << "user" << YAML::Value << r.user;
+    out << YAML::Key << (r.password_file.empty() ? "password_env" : "password_file") << YAML::Value
+        << (r.password_file.empty() ? r.password_env : r.password_file);
+  }
+  out << YAML::EndMap;
+}
+
+void emit_upstreams(YAML::Emitter& out, const std::vector<Upstream>& upstreams) {
   out << YAML::Key << "upstreams" << YAML::Value << YAML::BeginMap;
-  for (const auto& u : rs.upstreams) {
+  for (const auto& u : upstreams) {
     out << YAML::Key << u.name << YAML::Value << YAML::BeginMap;
     std::vector<std::string> servers;
     for (const auto& s : u.servers) servers.push_back(format_endpoint(s));
@@ -303,6 +280,39 @@ std::string to_yaml(const RuleSet& rs) {
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const RuleSet& rs) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
+  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
+  emit_admin_access(out, rs);
+  out << YAML::Key << "workers" << YAML::Value << rs.workers;
+  if (!rs.trusted_proxies.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : rs.trusted_proxies) texts.push_back(c.text);
+    emit_list(out, "trusted_proxies", texts);
+  }
+  out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rs.memory);
+  emit_http_settings(out, rs);
+  if (!rs.access_log.empty()) {
+    out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
+  }
+  out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
+  if (rs.redis) emit_redis(out, *rs.redis);
+  if (rs.resp) emit_resp(out, *rs.resp);
+  if (rs.rls) emit_rls(out, *rs.rls);
+  if (rs.grpc) {
+    out << YAML::Key << "grpc" << YAML::Value << YAML::BeginMap;
+    if (rs.grpc->listen) {
+      out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.grpc->listen);
+    }
+    out << YAML::EndMap;
+  }
+  emit_upstreams(out, rs.upstreams);
   out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : rs.routes) emit_route(out, r);
   out << YAML::EndSeq;
