@@ -30,6 +30,28 @@ std::string listener_name(ListenerInfo::Kind kind) {
   return kind == ListenerInfo::Kind::kAdmin ? "admin listener " : "check listener ";
 }
 
+constexpr auto kAcceptPause = std::chrono::milliseconds(50);
+
+std::size_t max_connections(ListenerInfo::Kind kind) {
+  return kind == ListenerInfo::Kind::kAdmin ? kMaxAdminConnections : kMaxCheckConnections;
+}
+
+// A connection over the listener's cap: told so in one non-blocking write (best effort; the
+// socket is fresh, its send buffer empty), then closed.
+void refuse_busy(tcp::socket& socket, std::size_t limit) {
+  const std::string body =
+      "too many connections to this listener (limit " + std::to_string(limit) + ")\n";
+  const std::string reply =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body;
+  boost::system::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.write_some(asio::buffer(reply), ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
 // The address a listener binds: the first the resolver gives for the config's host.
 tcp::endpoint resolve(asio::io_context& io, const config::Endpoint& where) {
   tcp::resolver resolver(io);
@@ -45,10 +67,13 @@ tcp::endpoint resolve(asio::io_context& io, const config::Endpoint& where) {
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   // One bound address and what it serves.
   struct Listener {
-    explicit Listener(asio::io_context& io) : acceptor(asio::make_strand(io)) {}
+    explicit Listener(asio::io_context& io)
+        : acceptor(asio::make_strand(io)), retry(acceptor.get_executor()) {}
     config::Endpoint where;
     tcp::acceptor acceptor;
+    asio::steady_timer retry;  // the pause after accept() ran out of descriptors
     std::shared_ptr<const ListenerInfo> info;
+    std::vector<std::weak_ptr<AdminSession>> sessions;  // under Impl::mutex
   };
 
   Impl(asio::io_context& context, engine::Engine& e, AdminOptions opts, metrics::Registry& registry)
@@ -123,18 +148,32 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         asio::make_strand(io),
         [self = shared_from_this(), &l](const boost::system::error_code& ec, tcp::socket socket) {
           if (ec == asio::error::operation_aborted || !l.acceptor.is_open()) return;
-          if (!ec) self->open(std::move(socket), l.info);
-          self->accept(l);  // other errors (EMFILE, ECONNABORTED) are per connection: keep going
+          if (!ec || ec == asio::error::connection_aborted) {
+            if (!ec) self->open(l, std::move(socket));
+            self->accept(l);
+            return;
+          }
+          // Out of descriptors or memory (EMFILE, ENFILE, ENOBUFS): accepting again at once
+          // would spin on the same error; pause while connections close and make room.
+          l.retry.expires_after(kAcceptPause);
+          l.retry.async_wait([self, &l](const boost::system::error_code& wait_ec) {
+            if (!wait_ec && l.acceptor.is_open()) self->accept(l);
+          });
         });
   }
 
-  void open(tcp::socket socket, std::shared_ptr<const ListenerInfo> info) {
-    auto session = std::make_shared<AdminSession>(std::move(socket), service, std::move(info));
+  void open(Listener& l, tcp::socket socket) {
+    std::shared_ptr<AdminSession> session;
     {
       std::lock_guard lock(mutex);
       if (stopped) return;
-      std::erase_if(sessions, [](const auto& weak) { return weak.expired(); });
-      sessions.push_back(session);
+      std::erase_if(l.sessions, [](const auto& weak) { return weak.expired(); });
+      if (l.sessions.size() >= max_connections(l.info->kind)) {
+        refuse_busy(socket, max_connections(l.info->kind));
+        return;
+      }
+      session = std::make_shared<AdminSession>(std::move(socket), service, l.info);
+      l.sessions.push_back(session);
     }
     session->start();
   }
@@ -143,6 +182,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
     asio::dispatch(l.acceptor.get_executor(), [self = shared_from_this(), &l] {
       boost::system::error_code ignored;
       l.acceptor.close(ignored);
+      l.retry.cancel();
     });
   }
 
@@ -158,8 +198,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<ConfigWatcher> watcher;
   Listener admin;
   std::unique_ptr<Listener> check;  // the decision API on an address of its own
-  std::mutex mutex;                 // sessions, stopped
-  std::vector<std::weak_ptr<AdminSession>> sessions;
+  std::mutex mutex;                 // each listener's sessions, stopped
   bool stopped = false;
 };
 
@@ -209,7 +248,11 @@ void AdminServer::stop() {
     std::lock_guard lock(impl_->mutex);
     if (impl_->stopped) return;
     impl_->stopped = true;
-    sessions.swap(impl_->sessions);
+    sessions.swap(impl_->admin.sessions);
+    if (impl_->check) {
+      sessions.insert(sessions.end(), impl_->check->sessions.begin(), impl_->check->sessions.end());
+      impl_->check->sessions.clear();
+    }
   }
   impl_->close(impl_->admin);
   if (impl_->check) impl_->close(*impl_->check);

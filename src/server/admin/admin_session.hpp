@@ -26,6 +26,11 @@ inline constexpr std::size_t kAdminHeaderLimit = 16u << 10;
 inline constexpr std::chrono::seconds kAdminHeaderTimeout{10};
 inline constexpr std::chrono::seconds kAdminBodyTimeout{10};
 inline constexpr std::chrono::seconds kAdminIdleTimeout{60};  // between keep-alive requests
+// Connections one listener holds at once; one more gets 503 and is closed. The cap keeps a
+// flood of connections to the admin port from taking the descriptors the gateway needs; the
+// check listener's is higher, as services keep pools of connections to it.
+inline constexpr std::size_t kMaxAdminConnections = 256;
+inline constexpr std::size_t kMaxCheckConnections = 1024;
 
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:
