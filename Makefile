@@ -91,6 +91,13 @@ bench-decision: build
 bench-gateway: build
 	@bash bench/gateway/run.sh $(BUILD)
 
+# callgrind: user-space instructions per proxied request, sluice beside nginx (deterministic on
+# a noisy machine); BASELINE=/path/to/older/sluice adds another binary beside them, named in
+# the table by BASELINE_LABEL.
+.PHONY: bench-instructions
+bench-instructions: build
+	@/usr/bin/python3 bench/gateway/instructions.py --build $(BUILD) $(if $(BASELINE),--baseline $(BASELINE) --baseline-label "$(BASELINE_LABEL)")
+
 # Before and after: this build's core and table benchmarks beside another's, interleaved
 # (BEFORE=DIR holding sluice_core_bench and sluice_table_bench).
 .PHONY: bench-compare

@@ -9,7 +9,7 @@ PACKAGES=(
   # libraries
   libcli11-dev libfmt-dev libxxhash-dev libboost-json1.81-dev libyaml-cpp-dev libboost1.81-dev libhiredis-dev libssl-dev libabsl-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest valgrind
   # fuzzers (make fuzz): clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer
   clang-14 libclang-rt-14-dev llvm-14
   # real peers and clients the integration tests start: nginx, curl, wrk, python requests
