@@ -11,6 +11,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from source_files import cpp_files  # noqa: E402
+
 ROW = re.compile(r"^\|\s*`([a-z]+)`\s*\|(.*?)\|(.*?)\|")
 CODE = re.compile(r"`([^`]+)`")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -66,30 +69,25 @@ def main():
                            os.path.join(os.path.dirname(__file__), "..", ".."))
     layers = read_table(os.path.join(root, "docs", "architecture.md"))
     problems, files = [], 0
-    for top in ("src", "include"):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for n in names:
-                if not n.endswith((".cpp", ".hpp", ".h")):
-                    continue
-                rel = os.path.relpath(os.path.join(dirpath, n), root)
-                mine = layer_of(rel, layers)
-                if mine is None:
-                    problems.append(f"{rel}:1: in no layer of docs/architecture.md's table")
-                    continue
-                files += 1
-                allowed = layers[mine][1]
-                for i, line in enumerate(open(os.path.join(root, rel), encoding="utf-8"), 1):
-                    m = INCLUDE.match(line)
-                    if not m:
-                        continue
-                    target = resolve(m.group(1), os.path.dirname(rel), root)
-                    if target is None:
-                        continue
-                    theirs = layer_of(target, layers)
-                    if theirs in (None, mine) or "*" in allowed or theirs in allowed:
-                        continue
-                    problems.append(f"{rel}:{i}: layer {mine} includes {m.group(1)} of layer "
-                                    f"{theirs} ({mine} may use: {', '.join(sorted(allowed)) or 'nothing'})")
+    for rel in cpp_files(root, ("src", "include")):
+        mine = layer_of(rel, layers)
+        if mine is None:
+            problems.append(f"{rel}:1: in no layer of docs/architecture.md's table")
+            continue
+        files += 1
+        allowed = layers[mine][1]
+        for i, line in enumerate(open(os.path.join(root, rel), encoding="utf-8"), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            target = resolve(m.group(1), os.path.dirname(rel), root)
+            if target is None:
+                continue
+            theirs = layer_of(target, layers)
+            if theirs in (None, mine) or "*" in allowed or theirs in allowed:
+                continue
+            problems.append(f"{rel}:{i}: layer {mine} includes {m.group(1)} of layer "
+                            f"{theirs} ({mine} may use: {', '.join(sorted(allowed)) or 'nothing'})")
     for p in problems:
         print(p)
     print(f"layering: {files} files, {len(problems)} problems", file=sys.stderr)

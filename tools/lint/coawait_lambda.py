@@ -11,6 +11,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from source_files import cpp_files  # noqa: E402
+
 AWAIT = re.compile(r"\bco_await\b")
 # A lambda's introducer followed by its body: [captures] (params) mutable -> T {
 LAMBDA = re.compile(r"\[[^\[\]]*\]\s*(\([^()]*\))?\s*(mutable\s*)?(->\s*[\w:<>, ]+\s*)?\{")
@@ -29,19 +32,13 @@ def findings(text):
 
 def main(root):
     bad = 0
-    for top in ("src", "include", "tests", "bench", "examples"):
-        for folder, _, files in os.walk(os.path.join(root, top)):
-            for name in sorted(files):
-                if not name.endswith((".cpp", ".hpp", ".h", ".cc")):
-                    continue
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-                for line, excerpt in findings(text):
-                    print(f"{os.path.relpath(path, root)}:{line}: a lambda inside a co_await "
-                          f"expression (g++ 12 destroys its captures twice); name it first: "
-                          f"{excerpt}")
-                    bad += 1
+    for rel in cpp_files(root, ("src", "include", "tests", "bench", "examples")):
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for line, excerpt in findings(text):
+            print(f"{rel}:{line}: a lambda inside a co_await expression (g++ 12 destroys its "
+                  f"captures twice); name it first: {excerpt}")
+            bad += 1
     return 1 if bad else 0
 
 
