@@ -87,7 +87,9 @@ def test_exact_mode_admits_burst_plus_rate_times_t(redis_server, gateways):
     gs = gateways(CONFIG, rs.url, n=INSTANCES)
     admitted, offered, t, per_instance, trips, sources = drive(gs, "/exact")
     ideal = report("exact", admitted, offered, t, per_instance, trips)
-    assert offered > 3 * ideal, "the offered load must be well above the rate"
+    # Twice the limit keeps the bucket empty throughout (a request every 1.6 ms against a token
+    # every 5 ms); the Python clients offer 1,850-3,600 in 3 s, by the machine's load.
+    assert offered > 2 * ideal, "the offered load must be well above the rate"
     assert all(n > 0 for n in per_instance), "every instance takes part in the shared limit"
     assert abs(admitted - ideal) <= 0.01 * ideal
     assert sources["lease"] == 0
@@ -99,7 +101,7 @@ def test_leased_mode_stays_within_the_documented_bound(redis_server, gateways):
     admitted, offered, t, per_instance, trips, sources = drive(gs, "/leased")
     ideal = report(f"leased (lease {LEASE}, lease_ttl {LEASE_TTL_S * 1e3:.0f}ms)", admitted,
                    offered, t, per_instance, trips)
-    assert offered > 3 * ideal
+    assert offered > 2 * ideal, "the offered load must be well above the rate"
     assert sources["lease"] > 0 and trips["sluice_redis_lease_takes_total"] > 0
     # Over-admission: in any interval T, admitted <= burst + rate·T + I·N.
     upper = ideal + INSTANCES * LEASE
