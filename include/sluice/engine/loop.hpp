@@ -13,6 +13,7 @@
 
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
+#include "sluice/engine/shared_handler.hpp"
 
 namespace sluice::backend::redis {
 class Store;
@@ -41,11 +42,7 @@ class Loop {
   template <class Token>
   auto async_complete(Outcome& out, Token&& token) {
     return boost::asio::async_initiate<Token, void()>(
-        [this, &out](auto handler) {
-          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          complete(out, [shared] { std::move (*shared)(); });
-        },
-        token);
+        [this, &out](auto handler) { complete(out, shared_handler(std::move(handler))); }, token);
   }
 
   // The request is done: permits held in Redis go back (local ones with out.reset()).

@@ -17,6 +17,7 @@
 
 #include "admin_router.hpp"
 #include "admin_service.hpp"
+#include "sluice/engine/shared_handler.hpp"
 
 namespace sluice::server {
 namespace {
@@ -137,10 +138,8 @@ asio::awaitable<Reply> AdminSession::settle(Reply reply) {
   // such a lambda's captures twice (asio issue #1007), here the strand's reference count, which
   // freed the strand under the session's next timer (found by the ASan run).
   auto initiation = [&later, strand = stream_.get_executor()](auto handler) {
-    auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-    later([shared, strand](Reply r) {
-      asio::post(strand,
-                 [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
+    later([done = engine::shared_handler(std::move(handler)), strand](Reply r) {
+      asio::post(strand, [done, r = std::move(r)]() mutable { done(std::move(r)); });
     });
   };
   co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
