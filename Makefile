@@ -2,7 +2,10 @@
 # lists every target). Up to date, `make run` is quick: no apt, no configure, a no-op ninja.
 PRESET ?= release
 JOBS ?= $(shell nproc)
-WERROR ?= $(if $(SLUICE_WERROR),$(SLUICE_WERROR),OFF)
+# Warnings as errors: ON or OFF when given (WERROR= or SLUICE_WERROR=); unset, a build tree
+# keeps what it was configured with (a new one: OFF), so `make bench-gateway` on CI's tree
+# does not reconfigure and rebuild it all.
+WERROR ?= $(SLUICE_WERROR)
 BUILD := build/$(PRESET)
 PREFIX ?= /usr/local
 # make run: the gateway, admin and demo upstream ports on 127.0.0.1.
@@ -28,12 +31,15 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+# A shell test: WERROR was given and build tree $(1) was configured otherwise.
+werror_changed = { [ -n "$(WERROR)" ] && ! grep -qx 'SLUICE_WERROR:BOOL=$(WERROR)' $(1)/CMakeCache.txt; }
+werror_flag = $(if $(WERROR),-DSLUICE_WERROR=$(WERROR))
+
 # Once per build tree (and again when WERROR changes): afterwards ninja re-runs CMake by itself
 # whenever a CMakeLists.txt changes.
 configure: deps
-	@if [ ! -f $(BUILD)/build.ninja ] || \
-	    ! grep -qx 'SLUICE_WERROR:BOOL=$(WERROR)' $(BUILD)/CMakeCache.txt; then \
-	  cmake --preset $(PRESET) -DSLUICE_WERROR=$(WERROR) >/dev/null; \
+	@if [ ! -f $(BUILD)/build.ninja ] || $(call werror_changed,$(BUILD)); then \
+	  cmake --preset $(PRESET) $(werror_flag) >/dev/null; \
 	fi
 
 build: configure
@@ -63,10 +69,9 @@ test-tsan:
 # libFuzzer (clang-14, ASan+UBSan): each target of tests/fuzz for FUZZ_SECONDS, from its seed
 # corpus and regressions; a crash fails and is left in build/fuzz/tests/fuzz/work/TARGET/artifacts/.
 fuzz: deps
-	@if [ ! -f build/fuzz/build.ninja ] || \
-	    ! grep -qx 'SLUICE_WERROR:BOOL=$(WERROR)' build/fuzz/CMakeCache.txt || \
+	@if [ ! -f build/fuzz/build.ninja ] || $(call werror_changed,build/fuzz) || \
 	    ! grep -qx 'SLUICE_FUZZ_SECONDS:STRING=$(FUZZ_SECONDS)' build/fuzz/CMakeCache.txt; then \
-	  cmake --preset fuzz -DSLUICE_WERROR=$(WERROR) -DSLUICE_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null; \
+	  cmake --preset fuzz $(werror_flag) -DSLUICE_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null; \
 	fi
 	@cmake --build build/fuzz -j $(JOBS) --target sluice_fuzzers
 	@ctest --test-dir build/fuzz --output-on-failure -j $(JOBS)
