@@ -6,10 +6,12 @@ nginx 1.22 limit_req on the same configs as bench/gateway/run.sh, counted by cal
         [--baseline-label TEXT]] [--requests 4000] [--no-docs]
 
 On a shared machine req/s and CPU time move with whatever else runs; the count of user-space
-instructions a process executes for a request does not (runs agree within 0.5%). Each
+instructions a process executes for a request hardly does (runs agree within 0.1% for nginx and
+2% for sluice, whose deadline timers re-arm by the wall clock: a slower run has more). Each
 target runs under `valgrind --tool=callgrind` twice, serving `n` and then `3n` requests sent
 one at a time on one keep-alive connection; the difference divided by `2n` is what one request
-costs, start-up and shutdown cancelled out. Kernel work (syscalls, TCP) is not counted: it is
+costs, start-up and shutdown cancelled out; only the serving thread is counted (see counted()).
+Kernel work (syscalls, TCP) is not counted: it is
 in the CPU-time figures of run.sh. nginx runs with `master_process off` so that one process
 does all the work, as sluice's one worker does.
 
@@ -18,6 +20,7 @@ request" (replacing that section's previous run).
 """
 import argparse
 import datetime
+import glob
 import os
 import re
 import socket
@@ -109,30 +112,76 @@ def stop(proc, port, sig):
 
 
 def counted(cmd, port, n, workdir):
-    """User-space instructions the process executed, start to exit, serving n requests."""
+    """Instructions the process's busiest thread executed, start to exit, serving n requests,
+    with the statuses and that thread's self cost by function. The busiest thread is the one
+    that serves (nginx has one; sluice's gateway worker): sluice's other threads (the admin
+    loop, the config watcher) work on timers, per second rather than per request, so counting
+    them would make the figure move with how long a run took."""
     out = os.path.join(workdir, "callgrind.out")
+    for old in glob.glob(out + "*"):
+        os.remove(old)
     log = os.path.join(workdir, "valgrind.log")
     with open(log, "w") as err:
-        proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                 *cmd], stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                                 f"--callgrind-out-file={out}", *cmd],
+                                stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_port(port, proc)
         statuses = send(port, n)
     finally:
         stop(proc, port, 2 if "sluice" in os.path.basename(cmd[0]) else 15)  # SIGINT / SIGTERM
-    with open(log) as f:
-        m = re.search(r"Collected : (\d+)", f.read())
-    if not m:
-        raise RuntimeError(f"no callgrind total in {log}")
-    return int(m.group(1)), statuses
+    threads = []
+    for path in glob.glob(out + "*"):
+        with open(path) as f:
+            m = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+        if m:
+            threads.append((int(m.group(1)), path))
+    if not threads:
+        raise RuntimeError(f"no callgrind totals in {out}*")
+    total, busiest = max(threads)
+    return total, statuses, self_costs(busiest)
+
+
+def self_costs(callgrind_out):
+    """{function: instructions executed in its own code} from a callgrind output file."""
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", callgrind_out],
+                          capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*\S)\s*$", line)
+        if m and "PROGRAM TOTALS" not in m.group(2):
+            name = short_name(m.group(2))
+            costs[name] = costs.get(name, 0) + int(m.group(1).replace(",", ""))
+    return costs
+
+
+def short_name(entry):
+    """`???:ns::f<T>(args) [clone .actor] [/path/obj]` -> `ns::f [clone .actor]`."""
+    entry = re.sub(r"\s*\[/[^\]]*\]$", "", entry)  # the object file
+    entry = re.sub(r"^(\?\?\?|[^ :]*\.(S|c|cc|cpp|h|hpp)):", "", entry)  # the source file
+    entry = entry.replace("(anonymous namespace)", "{anon}").replace("operator()", "operator{}")
+    # Beast's parser is basic_parser<true> for requests, <false> for responses: kept apart.
+    entry = entry.replace("basic_parser<true>", "basic_parser{request}")
+    entry = entry.replace("basic_parser<false>", "basic_parser{response}")
+    out, depth = [], 0
+    for ch in entry:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return re.sub(r"@@\S+", "", "".join(out)).strip()
 
 
 def per_request(cmd, port, n, workdir):
-    low, statuses = counted(cmd, port, n, workdir)
-    high, more = counted(cmd, port, 3 * n, workdir)
+    """(instructions per request, statuses, {function: its own instructions per request})."""
+    low, statuses, low_costs = counted(cmd, port, n, workdir)
+    high, more, high_costs = counted(cmd, port, 3 * n, workdir)
     for k, v in more.items():
         statuses[k] = statuses.get(k, 0) + v
-    return (high - low) / (2 * n), statuses
+    functions = {f: (c - low_costs.get(f, 0)) / (2 * n) for f, c in high_costs.items()}
+    return (high - low) / (2 * n), statuses, functions
 
 
 def measure(args, workdir):
@@ -142,7 +191,7 @@ def measure(args, workdir):
     render("nginx-upstream.conf.in", os.path.join(workdir, "upstream.conf"), values)
     upstream = subprocess.Popen(["nginx", "-p", workdir, "-c", os.path.join(workdir,
                                  "upstream.conf"), "-e", os.path.join(workdir, "upstream.err")])
-    rows = []
+    rows, profiles = [], {}
     try:
         wait_port(ports["UPSTREAM_PORT"], upstream)
         for run, label, nginx_rate, sluice_rate in RUNS:
@@ -165,7 +214,8 @@ def measure(args, workdir):
                 print(f"bench-instructions: {run}: {name}", file=sys.stderr)
                 results[name] = per_request(cmd, port, args.requests, workdir)
             nginx = results["nginx 1.22 limit_req"]
-            for name, (count, statuses) in results.items():
+            profiles[run] = results["sluice serve"][2]
+            for name, (count, statuses, _) in results.items():
                 # Behaviour first: every target answers the same statuses, in the same shares.
                 if set(statuses) != set(nginx[1]):
                     raise RuntimeError(f"{run}: {name} answered {statuses}, nginx {nginx[1]}")
@@ -174,10 +224,22 @@ def measure(args, workdir):
     finally:
         upstream.terminate()
         upstream.wait(timeout=30)
-    return rows
+    return rows, profiles
 
 
-def table(rows, args):
+def profile_table(functions, label, count=12):
+    """The functions that cost a request most instructions of their own, largest first."""
+    total = sum(functions.values())
+    top = sorted(functions.items(), key=lambda kv: -kv[1])[:count]
+    lines = [f"Where sluice's instructions go, {label}: the {count} functions that cost a "
+             f"request most in their own code (self cost per request, from the same runs).", "",
+             "| function | instructions per request | share |", "|---|---:|---:|"]
+    for name, cost in top:
+        lines.append(f"| `{name}` | {cost:,.0f} | {cost / total:.1%} |")
+    return lines
+
+
+def table(rows, profiles, args):
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True,
                               text=True).stdout.strip()
@@ -185,9 +247,12 @@ def table(rows, args):
              f"Command: `make bench-instructions` (bench/gateway/instructions.py "
              f"--requests {args.requests}), {when}; {valgrind}, nginx 1.22 with "
              f"`master_process off`.", "",
-             "User-space instructions per request (callgrind), requests one at a time on one "
-             "keep-alive connection, the same configs as the Gateway table (bench/gateway/). "
-             "Deterministic where req/s is not: the machine's load does not move it. Kernel "
+             "User-space instructions per request (callgrind) of the thread that serves (nginx's "
+             "one; sluice's gateway worker, not its admin and config threads, whose timers work "
+             "per second), requests one at a time on one keep-alive connection, the same "
+             "configs as the Gateway table (bench/gateway/). "
+             "Steady where req/s is not: runs agree within 0.1% for nginx and 2% for sluice "
+             "(its deadline timers re-arm by the wall clock), whatever the machine's load. Kernel "
              "work is not in it: read it beside the Gateway table's CPU µs/request, which has "
              "the kernel's share and many connections at once.", ""]
     if args.baseline:
@@ -197,6 +262,8 @@ def table(rows, args):
               "|---|---|---:|---:|---:|"]
     for label, name, count, refused, ratio in rows:
         lines.append(f"| {label} | {name} | {count:,.0f} | {refused:.1%} | {ratio:.2f} |")
+    for run, label, _, _ in RUNS:
+        lines += [""] + profile_table(profiles[run], label)
     return "\n".join(lines) + "\n"
 
 
@@ -223,8 +290,8 @@ def main():
     p.add_argument("--no-docs", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="sluice-instr-") as workdir:
-        rows = measure(args, workdir)
-    text = table(rows, args)
+        rows, profiles = measure(args, workdir)
+    text = table(rows, profiles, args)
     print(text)
     if not args.no_docs:
         write_docs(text)
