@@ -236,48 +236,49 @@ void check_rls(const RuleSet& rs, const Origins& o, Errors& errors) {
   }
 }
 
-void check_redis(const RuleSet& rs, const RuleIndex& rules, const Origins& o, Errors& errors) {
-  for (std::size_t i = 0; i < rs.rules.size(); ++i) {
-    const Rule& r = rs.rules[i];
-    const Origin& ro = o.rules[i];
-    const std::string p = "rule " + quoted(r.name) + ": ";
-    auto fail = [&](std::string_view field, const std::string& problem) {
-      errors.add(ro.at(field), p + "field " + quoted(field) + ": " + problem);
-    };
-    if (rs.storage_of(r) != Storage::kRedis) {
-      for (std::string_view f : {"on_failure", "local_share", "lease", "lease_ttl"}) {
-        if (ro.written(f)) fail(f, "applies only to rules kept in Redis (storage: redis)");
-      }
-      continue;
+// A rule's Redis fields: only on a rule kept there, which needs a store; leasing where it fits.
+void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors& errors) {
+  const std::string p = "rule " + quoted(r.name) + ": ";
+  auto fail = [&](std::string_view field, const std::string& problem) {
+    errors.add(ro.at(field), p + "field " + quoted(field) + ": " + problem);
+  };
+  if (rs.storage_of(r) != Storage::kRedis) {
+    for (std::string_view f : {"on_failure", "local_share", "lease", "lease_ttl"}) {
+      if (ro.written(f)) fail(f, "applies only to rules kept in Redis (storage: redis)");
     }
-    if (!rs.redis || rs.redis->url.empty()) {
-      errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
-                 p + "kept in Redis, but no store is configured: add redis: {url: "
-                     "redis://127.0.0.1:6379} (or redis-cluster://HOST:PORT,...)");
-    }
-    if (r.action == Action::kDryRun && ro.ok("action")) {
-      fail("action", "dry-run rules are decided locally only; use storage: local for it");
-    }
-    const auto opts = rs.redis_options_of(r);
-    const auto& a = r.limit.algorithm;
-    // Leased permits are spent now or not at all, by one rule alone.
-    const auto lease_problem = [&]() -> std::string {
-      if (opts.lease == 0 || r.limit_text.empty()) return "";
-      if (a != "token-bucket" && a != "gcra" && a != "fixed-window" && a != "sliding-window") {
-        return "leasing applies to token-bucket, gcra and the windows, not " + a +
-               " (set lease: 0)";
-      }
-      if (r.action == Action::kDelay) {
-        return "leased permits are spent at once, so a delay rule cannot lease (set lease: 0 "
-               "or action: reject)";
-      }
-      return "";
-    }();
-    if (!lease_problem.empty()) {
-      errors.add(ro.written("lease") ? ro.at("lease") : ro.line,
-                 p + "field 'lease': " + lease_problem);
-    }
+    return;
   }
+  if (!rs.redis || rs.redis->url.empty()) {
+    errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
+               p + "kept in Redis, but no store is configured: add redis: {url: "
+                   "redis://127.0.0.1:6379} (or redis-cluster://HOST:PORT,...)");
+  }
+  if (r.action == Action::kDryRun && ro.ok("action")) {
+    fail("action", "dry-run rules are decided locally only; use storage: local for it");
+  }
+  const auto opts = rs.redis_options_of(r);
+  const auto& a = r.limit.algorithm;
+  // Leased permits are spent now or not at all, by one rule alone.
+  const auto lease_problem = [&]() -> std::string {
+    if (opts.lease == 0 || r.limit_text.empty()) return "";
+    if (a != "token-bucket" && a != "gcra" && a != "fixed-window" && a != "sliding-window") {
+      return "leasing applies to token-bucket, gcra and the windows, not " + a + " (set lease: 0)";
+    }
+    if (r.action == Action::kDelay) {
+      return "leased permits are spent at once, so a delay rule cannot lease (set lease: 0 "
+             "or action: reject)";
+    }
+    return "";
+  }();
+  if (!lease_problem.empty()) {
+    errors.add(ro.written("lease") ? ro.at("lease") : ro.line,
+               p + "field 'lease': " + lease_problem);
+  }
+}
+
+// What a route may combine: one leasing rule alone in Redis; `combine: first` in one store.
+void check_redis_routes(const RuleSet& rs, const RuleIndex& rules, const Origins& o,
+                        Errors& errors) {
   for (std::size_t i = 0; i < rs.routes.size(); ++i) {
     const Route& route = rs.routes[i];
     // A request decided against several Redis rules goes to Redis whole; leasing is per rule.
@@ -310,6 +311,13 @@ void check_redis(const RuleSet& rs, const RuleIndex& rules, const Origins& o, Er
       }
     }
   }
+}
+
+void check_redis(const RuleSet& rs, const RuleIndex& rules, const Origins& o, Errors& errors) {
+  for (std::size_t i = 0; i < rs.rules.size(); ++i) {
+    check_redis_rule(rs, rs.rules[i], o.rules[i], errors);
+  }
+  check_redis_routes(rs, rules, o, errors);
   if (rs.redis && !rs.redis->url.empty()) {
     if (auto url = proto::resp::parse_store_url(rs.redis->url); !url) {
       errors.add(o.top.at("redis.url"), "field 'redis.url': " + url.error() +
