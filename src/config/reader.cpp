@@ -328,8 +328,8 @@ std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
 }
 
 std::optional<RespSettings> read_resp(Section& s) {
-  auto r = s.section("resp", {"listen", "storage", "on_failure", "local_share", "memory", "user",
-                              "password_file", "password_env"});
+  auto r = s.section("resp", {"listen", "storage", "on_failure", "local_share", "memory",
+                              "max_clients", "user", "password_file", "password_env"});
   if (!r) return std::nullopt;
   RespSettings resp;
   resp.line = s.line("resp");
@@ -344,6 +344,7 @@ std::optional<RespSettings> read_resp(Section& s) {
       resp.memory = *memory;
     }
   }
+  if (auto m = r->number("max_clients", 1, 1000000)) resp.max_clients = *m;
   if (auto u = r->text("user")) resp.user = *u;
   if (auto f = r->text("password_file")) resp.password_file = *f;
   if (auto e = r->text("password_env")) resp.password_env = *e;

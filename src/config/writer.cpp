@@ -260,6 +260,7 @@ void emit_resp(YAML::Emitter& out, const RespSettings& r) {
   }
   if (r.local_share) out << YAML::Key << "local_share" << YAML::Value << *r.local_share;
   out << YAML::Key << "memory" << YAML::Value << core::format_bytes(r.memory);
+  out << YAML::Key << "max_clients" << YAML::Value << r.max_clients;
   if (!r.password_file.empty() || !r.password_env.empty()) {
     out << YAML::Key << "user" << YAML::Value << r.user;
     out << YAML::Key << (r.password_file.empty() ? "password_env" : "password_file") << YAML::Value

@@ -135,6 +135,9 @@ struct RespSettings {
   std::optional<FailurePolicy> on_failure;  // unset: redis.on_failure
   std::optional<double> local_share;        // unset: redis.local_share
   std::size_t memory = 64u << 20;           // CL.THROTTLE's local table (16 B a key)
+  // Connections held at once (Redis's maxclients and its default); one more is told
+  // "-ERR max number of clients reached" and closed. Read at each accept: a reload applies.
+  std::int64_t max_clients = 10000;
   // AUTH: clients must authenticate when a password is set, read from a file or from an
   // environment variable at load (the secret itself is never written back).
   std::string user = "default";

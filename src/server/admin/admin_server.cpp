@@ -13,6 +13,7 @@
 #include "admin_service.hpp"
 #include "admin_session.hpp"
 #include "common/loop_clock.hpp"
+#include "common/refuse_connection.hpp"
 #include "config_store.hpp"
 #include "config_watcher.hpp"
 #include "config_worker.hpp"
@@ -36,20 +37,15 @@ std::size_t max_connections(ListenerInfo::Kind kind) {
   return kind == ListenerInfo::Kind::kAdmin ? kMaxAdminConnections : kMaxCheckConnections;
 }
 
-// A connection over the listener's cap: told so in one non-blocking write (best effort; the
-// socket is fresh, its send buffer empty), then closed.
+// A connection over the listener's cap: a 503 saying so, then the close.
 void refuse_busy(tcp::socket& socket, std::size_t limit) {
   const std::string body =
       "too many connections to this listener (limit " + std::to_string(limit) + ")\n";
-  const std::string reply =
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body;
-  boost::system::error_code ignored;
-  socket.non_blocking(true, ignored);
-  socket.write_some(asio::buffer(reply), ignored);
-  socket.shutdown(tcp::socket::shutdown_both, ignored);
-  socket.close(ignored);
+  refuse_connection(socket,
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+                    "Content-Length: " +
+                        std::to_string(body.size()) +
+                        "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body);
 }
 
 // The address a listener binds: the first the resolver gives for the config's host.

@@ -26,6 +26,7 @@ struct ServerState {
   std::atomic<std::uint64_t> next_client_id{1};
   std::atomic<std::int64_t> connected{0};
   std::atomic<std::uint64_t> connections_received{0};
+  std::atomic<std::uint64_t> rejected_connections{0};  // over resp.max_clients
   std::atomic<std::uint64_t> commands_processed{0};
   std::atomic<std::uint64_t> protocol_errors{0};
 };

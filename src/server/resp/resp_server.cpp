@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/refuse_connection.hpp"
 #include "resp_context.hpp"
 #include "resp_session.hpp"
 #include "sluice/clock/clocks.hpp"
@@ -42,6 +43,8 @@ constexpr Family kAccepted{"sluice_resp_connections_total", Kind::kCounter,
                            "RESP client connections accepted."};
 constexpr Family kCommands{"sluice_resp_commands_total", Kind::kCounter,
                            "RESP commands processed."};
+constexpr Family kRejected{"sluice_resp_connections_rejected_total", Kind::kCounter,
+                           "RESP client connections refused over resp.max_clients."};
 constexpr Family kProtocolErrors{"sluice_resp_protocol_errors_total", Kind::kCounter,
                                  "RESP connections closed for a protocol error."};
 
@@ -51,6 +54,7 @@ void collect_server_metrics(metrics::Sink& sink, const ServerState& s) {
   auto load = [](const auto& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); };
   sink.add(kConnections, {}, load(s.connected));
   sink.add(kAccepted, {}, load(s.connections_received));
+  sink.add(kRejected, {}, load(s.rejected_connections));
   sink.add(kCommands, {}, load(s.commands_processed));
   sink.add(kProtocolErrors, {}, load(s.protocol_errors));
 }
@@ -107,7 +111,11 @@ class Listener {
     acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
-        std::make_shared<Session>(state_, registry_, *parts_, std::move(socket))->start();
+        if (state_->connected.load(std::memory_order_relaxed) >= max_clients()) {
+          refuse_full(socket);
+        } else {
+          std::make_shared<Session>(state_, registry_, *parts_, std::move(socket))->start();
+        }
         return accept();
       }
       // Out of descriptors or memory (EMFILE, ENOBUFS): accepting again at once would spin;
@@ -117,6 +125,18 @@ class Listener {
         if (!wait_ec && acceptor_.is_open()) accept();
       });
     });
+  }
+
+  // resp.max_clients of the loop's snapshot, so that a reload moves it.
+  std::int64_t max_clients() {
+    const auto& resp = parts_->loop.snapshot()->rules.resp;
+    return resp ? resp->max_clients : config::RespSettings{}.max_clients;
+  }
+
+  // Redis's answer to a client over maxclients: one error line, then the connection closes.
+  void refuse_full(tcp::socket& socket) {
+    state_->rejected_connections.fetch_add(1, std::memory_order_relaxed);
+    refuse_connection(socket, "-ERR max number of clients reached\r\n");
   }
 
   asio::io_context& io_;

@@ -140,6 +140,8 @@ void info(Context& ctx, std::span<const std::string_view> args) {
           std::to_string(s.connections_received.load(std::memory_order_relaxed)));
     field(text, "total_commands_processed",
           std::to_string(s.commands_processed.load(std::memory_order_relaxed)));
+    field(text, "rejected_connections",
+          std::to_string(s.rejected_connections.load(std::memory_order_relaxed)));
     field(text, "total_protocol_errors",
           std::to_string(s.protocol_errors.load(std::memory_order_relaxed)));
   }
