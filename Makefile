@@ -147,6 +147,8 @@ help:
 	@echo "make bench-gateway bench-decision bench-check bench-redis: the server benchmarks"
 	@echo "make bench-compare BEFORE=DIR: core and table benchmarks, before and after, in one run"
 	@echo "                   (bench-gateway takes SLUICE_BASELINE=OLD_SLUICE for the same)"
+	@echo "make bench-instructions  instructions per gateway request beside nginx (callgrind;"
+	@echo "                   BASELINE=OLD_SLUICE adds an older binary)"
 	@echo "make package       the Debian packages (cpack)"
 	@echo "make install       cmake --install to PREFIX=$(PREFIX)"
 	@echo "make clean         remove build/"
