@@ -218,8 +218,8 @@ std::string_view describe(TargetError e) {
   return "";
 }
 
-TargetError normalize_target(std::string_view target, EscapedSlashes slashes,
-                             std::string& scratch, TargetParts& out) {
+TargetError normalize_target(std::string_view target, EscapedSlashes slashes, std::string& scratch,
+                             TargetParts& out) {
   out = {};
   if (target.empty()) return TargetError::kEmpty;
   std::string_view rest = target;

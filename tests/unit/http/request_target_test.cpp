@@ -24,9 +24,9 @@ Normalized norm(std::string_view target, EscapedSlashes slashes = EscapedSlashes
 }
 
 TEST(RequestTarget, EverySpellingOfLoginIsLogin) {
-  for (const char* spelling : {"/login", "/./login", "//login", "/x/../login", "/%6cogin",
-                               "/%6Cogin", "/%2e/login", "/%2E/login", "///./x/./../login",
-                               "/a/b/../../login", "/%2flogin", "/x%2F..%2Flogin"}) {
+  for (const char* spelling :
+       {"/login", "/./login", "//login", "/x/../login", "/%6cogin", "/%6Cogin", "/%2e/login",
+        "/%2E/login", "///./x/./../login", "/a/b/../../login", "/%2flogin", "/x%2F..%2Flogin"}) {
     const Normalized n = norm(spelling);
     EXPECT_EQ(n.error, TargetError::kNone) << spelling;
     EXPECT_EQ(n.path, "/login") << spelling;
@@ -112,8 +112,8 @@ TEST(RoutingHost, OneHostHasOneSpelling) {
 }
 
 TEST(RoutingHost, WhatIsNotAHostIsRefused) {
-  for (const char* bad : {"a/b", "x@y", "[::1", "[]", "h:8o", "h:123456", "..", ".", "a..b",
-                          ".a", "a b", "h\t", "[::1]x", "[zz]"}) {
+  for (const char* bad : {"a/b", "x@y", "[::1", "[]", "h:8o", "h:123456", "..", ".", "a..b", ".a",
+                          "a b", "h\t", "[::1]x", "[zz]"}) {
     bool ok = true;
     host(bad, &ok);
     EXPECT_FALSE(ok) << bad;

@@ -189,8 +189,8 @@ TEST(Policy, ABusySlotOnlyWaitsItsTurnAndNeverDenies) {
   // all-must-pass and first-that-allows alike. (Before, a busy slot denied after 1000
   // retries, naming no rule.)
   for (const Combine combine : {Combine::kAllMustPass, Combine::kFirstThatAllows}) {
-    auto ab = limits({"token-bucket:rate=1000000/s,burst=1000000",
-                      "gcra:rate=1000000/s,burst=999999"});
+    auto ab =
+        limits({"token-bucket:rate=1000000/s,burst=1000000", "gcra:rate=1000000/s,burst=999999"});
     Policy p1(combine, ab);
     Policy p2(combine, {ab[1], ab[0]});
     std::atomic<int> denied{0};

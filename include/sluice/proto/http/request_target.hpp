@@ -25,13 +25,13 @@ struct TargetParts {
 enum class TargetError {
   kNone,
   kEmpty,
-  kBadForm,         // neither origin-form ("/...") nor absolute-form ("http://host/...")
-  kBadScheme,       // absolute-form with a scheme other than http or https
-  kBadAuthority,    // absolute-form with no host, userinfo, or a character a host cannot hold
-  kBadEscape,       // '%' not followed by two hex digits
-  kBadCharacter,    // a control character, space or '#' in the path
-  kAboveRoot,       // a ".." segment that would climb above "/"
-  kEscapedSlash,    // "%2F" with EscapedSlashes::kReject
+  kBadForm,       // neither origin-form ("/...") nor absolute-form ("http://host/...")
+  kBadScheme,     // absolute-form with a scheme other than http or https
+  kBadAuthority,  // absolute-form with no host, userinfo, or a character a host cannot hold
+  kBadEscape,     // '%' not followed by two hex digits
+  kBadCharacter,  // a control character, space or '#' in the path
+  kAboveRoot,     // a ".." segment that would climb above "/"
+  kEscapedSlash,  // "%2F" with EscapedSlashes::kReject
 };
 
 std::string_view describe(TargetError e);
@@ -41,8 +41,8 @@ std::string_view describe(TargetError e);
 // resolved and runs of '/' merged. An already normal path is returned as a view of `target`;
 // otherwise it is written to `scratch` (reused by the caller, so no allocation once it has
 // grown) and the view points there.
-TargetError normalize_target(std::string_view target, EscapedSlashes slashes,
-                             std::string& scratch, TargetParts& out);
+TargetError normalize_target(std::string_view target, EscapedSlashes slashes, std::string& scratch,
+                             TargetParts& out);
 
 // A Host field value or URI authority for routing: host lower-cased, without port and
 // without a trailing dot ("Public.Example.:8080" -> "public.example"). False when it is not
