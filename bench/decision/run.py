@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SECTION = "## Decision service (RESP)"
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from ports import free_port  # noqa: E402  (bench/redis/run.py takes it from here too)
+from plain_support import cpu_seconds, free_port  # noqa: E402 (bench/redis/run.py takes both)
 
 # 100 per second with a burst capacity of 100 for both limiters: CL.THROTTLE's max_burst 99
 # gives limit 100; the token bucket's capacity 100 at rate 100/s keeps its keys 2 s.
@@ -59,13 +59,6 @@ def stop(proc):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def cpu_seconds(pid):
-    """User + system CPU time a process has used so far (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench(pid, port, args, requests, pipeline, random_keys, repeat):

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SECTION = "## Gateway instructions per request"
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from ports import free_port  # noqa: E402
+from plain_support import free_port  # noqa: E402
 
 BURST = 100
 # The Gateway table's all-pass rate; and 1 a minute, so that past the burst (the same 101 in

@@ -70,7 +70,7 @@ render() {  # render TEMPLATE OUTPUT: @NAME@ -> $NAME
 
 # Six distinct free ports from one process (separate binds to port 0 may repeat a port).
 read -r UPSTREAM_PORT PROXY_PORT SLUICE_PORT ADMIN_PORT BASE_PORT BASE_ADMIN_PORT \
-  <<<"$(python3 "$ROOT/tests/integration/ports.py" 6 | tr '\n' ' ')"
+  <<<"$(python3 "$ROOT/tests/integration/plain_support.py" 6 | tr '\n' ' ')"
 BURST=100
 NGINX_RATE=1r/s SLUICE_RATE=1/s  # placeholders until a run sets them
 

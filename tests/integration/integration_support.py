@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from ports import free_port  # noqa: F401 (re-exported: every conftest takes it from here)
+from plain_support import cpu_seconds, free_port  # noqa: F401 (re-exported: every conftest takes it from here)
 
 
 def sluice_binary():

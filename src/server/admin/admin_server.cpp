@@ -12,8 +12,8 @@
 #include "admin_access.hpp"
 #include "admin_service.hpp"
 #include "admin_session.hpp"
+#include "common/listener_admission.hpp"
 #include "common/loop_clock.hpp"
-#include "common/refuse_connection.hpp"
 #include "config_store.hpp"
 #include "config_watcher.hpp"
 #include "config_worker.hpp"
@@ -30,8 +30,6 @@ namespace {
 std::string listener_name(ListenerInfo::Kind kind) {
   return kind == ListenerInfo::Kind::kAdmin ? "admin listener " : "check listener ";
 }
-
-constexpr auto kAcceptPause = std::chrono::milliseconds(50);
 
 std::size_t max_connections(ListenerInfo::Kind kind) {
   return kind == ListenerInfo::Kind::kAdmin ? kMaxAdminConnections : kMaxCheckConnections;
@@ -144,13 +142,11 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         asio::make_strand(io),
         [self = shared_from_this(), &l](const boost::system::error_code& ec, tcp::socket socket) {
           if (ec == asio::error::operation_aborted || !l.acceptor.is_open()) return;
-          if (!ec || ec == asio::error::connection_aborted) {
+          if (!ec || accept_again_at_once(ec)) {
             if (!ec) self->open(l, std::move(socket));
             self->accept(l);
             return;
           }
-          // Out of descriptors or memory (EMFILE, ENFILE, ENOBUFS): accepting again at once
-          // would spin on the same error; pause while connections close and make room.
           l.retry.expires_after(kAcceptPause);
           l.retry.async_wait([self, &l](const boost::system::error_code& wait_ec) {
             if (!wait_ec && l.acceptor.is_open()) self->accept(l);

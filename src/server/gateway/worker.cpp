@@ -7,10 +7,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
-#include <chrono>
 #include <cstdio>
 
 #include "client_session.hpp"
+#include "common/listener_admission.hpp"
 
 namespace sluice::server::gateway {
 
@@ -104,8 +104,8 @@ Awaitable<void> Worker::accept_loop() {
     auto [ec, socket] = co_await acceptor_->async_accept(kNoThrow);
     if (ec) {
       if (draining_ || !acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
-      // Out of descriptors or memory: let connections close before accepting more.
-      Timer pause(io_->get_executor(), std::chrono::milliseconds(50));
+      if (accept_again_at_once(ec)) continue;
+      Timer pause(io_->get_executor(), kAcceptPause);
       co_await pause.async_wait(kNoThrow);
       continue;
     }

@@ -9,14 +9,13 @@
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <chrono>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
-#include "common/refuse_connection.hpp"
+#include "common/listener_admission.hpp"
 #include "resp_context.hpp"
 #include "resp_session.hpp"
 #include "sluice/clock/clocks.hpp"
@@ -118,9 +117,8 @@ class Listener {
         }
         return accept();
       }
-      // Out of descriptors or memory (EMFILE, ENOBUFS): accepting again at once would spin;
-      // pause, then try again, as the connections that close make room.
-      retry_.expires_after(std::chrono::milliseconds(50));
+      if (accept_again_at_once(ec)) return accept();
+      retry_.expires_after(kAcceptPause);
       retry_.async_wait([this](const boost::system::error_code& wait_ec) {
         if (!wait_ec && acceptor_.is_open()) accept();
       });

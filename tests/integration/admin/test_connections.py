@@ -8,21 +8,13 @@ import time
 
 import requests
 
-from integration_support import wait_until
+from integration_support import cpu_seconds, wait_until
 
 ADMIN_CAP = 256  # kMaxAdminConnections, docs/admin-api.md
 
 
 def connect(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    return s
-
-
-def cpu_seconds(pid):
-    """User and system CPU time the process has used so far (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
 
 
 def read_reply(s):

@@ -1,7 +1,9 @@
-"""Free TCP ports on 127.0.0.1 for tests and benchmarks that start servers on ports they name.
+"""What tests and benchmarks both need of the machine: free TCP ports on 127.0.0.1 for the
+servers they start, and the CPU time a process has used.
 
 Plain Python with no third-party imports, so the benchmarks (run by any python3) share it.
 """
+import os
 import random
 import socket
 import sys
@@ -32,7 +34,14 @@ def free_port():
     raise RuntimeError(f"no free port in {_PORT_RANGE} after 1000 tries")
 
 
+def cpu_seconds(pid):
+    """User + system CPU time process `pid` has used so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 if __name__ == "__main__":
-    # `python3 ports.py N` prints N distinct free ports, one per line (for shell scripts).
+    # `python3 plain_support.py N` prints N distinct free ports, one per line (for shell scripts).
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     print("\n".join(str(free_port()) for _ in range(count)))
