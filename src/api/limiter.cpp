@@ -4,6 +4,8 @@
 // which costs an uncontended lock per decision and keeps every algorithm's exact arithmetic.
 #include "sluice/limiter.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -48,7 +50,8 @@ class Locked final : public Limiter::Impl {
       : Impl(std::move(limit)), params_(p), state_(A::start(p, start)) {}
   core::Decision decide(core::Nanos now, std::int64_t cost, core::Nanos max_wait) override {
     std::lock_guard lock(mutex_);
-    const auto step = A::decide(params_, state_, now, cost, max_wait);
+    latest_ = std::max(latest_, now);  // a caller's time read before the lock may be older
+    const auto step = A::decide(params_, state_, latest_, cost, max_wait);
     if (step.decision.allowed || step.commit_on_denial) core::commit<A>(params_, state_, step);
     return step.decision;
   }
@@ -57,6 +60,7 @@ class Locked final : public Limiter::Impl {
   const typename A::Params params_;
   std::mutex mutex_;
   typename A::State state_;
+  core::Nanos latest_ = std::numeric_limits<core::Nanos>::min();
 };
 
 template <class A>

@@ -56,7 +56,7 @@ Progress Engine::start_throttle(const Snapshot& snap, const ThrottleAsk& a, core
     refuse(out, "ERR throttle table busy, try again", "key");
     return Progress::kDone;
   }
-  const auto step = core::Gcra::decide(*params, locked->state(), now, a.quantity, 0);
+  const auto step = core::Gcra::decide(*params, locked->state(), locked->now(), a.quantity, 0);
   if (step.decision.overflow) {
     refuse(out, "ERR invalid quantity " + std::to_string(a.quantity) + ": too large for this rate",
            "quantity");

@@ -45,7 +45,7 @@ std::optional<AnyHeld> hold(const AnyTable& any, const table::KeyHash& h, core::
         using A = typename std::decay_t<decltype(*t)>::Algorithm;
         auto locked = t->lock(h, now);
         if (!locked) return std::nullopt;
-        auto step = A::decide(locked->params(), locked->state(), now, cost, max_wait);
+        auto step = A::decide(locked->params(), locked->state(), locked->now(), cost, max_wait);
         return AnyHeld(std::in_place_type<Held<A>>, Held<A>{std::move(*locked), step, &t, h});
       },
       any);

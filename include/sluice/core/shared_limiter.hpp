@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "sluice/core/algorithm.hpp"
@@ -27,7 +28,7 @@ requires(sizeof(typename A::State) == 8 &&
   Decision decide(Nanos now, std::int64_t cost = 1, Nanos max_wait = 0) {
     State seen = state_.load(std::memory_order_acquire);
     for (;;) {
-      const auto step = A::decide(params_, seen, now, cost, max_wait);
+      const auto step = A::decide(params_, seen, at(now), cost, max_wait);
       if (!step.decision.allowed) return step.decision;
       if (state_.compare_exchange_weak(seen, step.next, std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
@@ -46,7 +47,7 @@ requires(sizeof(typename A::State) == 8 &&
                   }) {
       State seen = state_.load(std::memory_order_acquire);
       for (;;) {
-        const auto a = A::admit(params_, seen, now, cost, max_wait);
+        const auto a = A::admit(params_, seen, at(now), cost, max_wait);
         if (a.outcome != decltype(a.outcome)::kAllowed) return false;
         if (state_.compare_exchange_weak(seen, State{a.new_tat}, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
@@ -63,6 +64,17 @@ requires(sizeof(typename A::State) == 8 &&
   State state() const { return state_.load(std::memory_order_acquire); }
 
  private:
+  // Time never runs back for this limiter (keyed_table.hpp's monotonic() says why). A thread
+  // raises `latest_` before its CAS publishes a state, and reads it after loading a state, so
+  // a state written at time t is never decided at a time before t.
+  Nanos at(Nanos now) {
+    Nanos seen = latest_.load(std::memory_order_acquire);
+    while (now > seen) {
+      if (latest_.compare_exchange_weak(seen, now, std::memory_order_acq_rel)) return now;
+    }
+    return seen;
+  }
+
   // A lost race means another core owns the line right now: pausing before the retry lets the
   // winner finish instead of both cores bouncing the line (measured: contended 2-thread
   // decisions otherwise cost several times an uncontended one).
@@ -74,6 +86,7 @@ requires(sizeof(typename A::State) == 8 &&
 
   const Params params_;
   std::atomic<State> state_;
+  std::atomic<Nanos> latest_{std::numeric_limits<Nanos>::min()};
   static_assert(std::atomic<State>::is_always_lock_free);
 };
 

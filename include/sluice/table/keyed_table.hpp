@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -72,7 +73,7 @@ class KeyedTable {
   class Locked {
    public:
     Locked(Locked&& o) noexcept
-        : table_(o.table_), slot_(o.slot_), held_(o.held_), params_(o.params_) {
+        : table_(o.table_), slot_(o.slot_), held_(o.held_), params_(o.params_), now_(o.now_) {
       o.slot_ = nullptr;
     }
     Locked& operator=(Locked&&) = delete;
@@ -84,15 +85,19 @@ class KeyedTable {
     // The parameters this state is under; stable while the slot is locked (a retune's sweep
     // waits for the lock before it can finish, and only then may the next retune start).
     const Params& params() const { return *params_; }
+    // The time to decide this key at: the caller's `now`, or the latest time another thread
+    // has already decided this table at when that is later (see monotonic()).
+    core::Nanos now() const { return now_; }
 
    private:
     friend class KeyedTable;
-    Locked(KeyedTable* t, Slot* s, std::uint64_t held)
-        : table_(t), slot_(s), held_(held), params_(&t->params_[parity_of(held)]) {}
+    Locked(KeyedTable* t, Slot* s, std::uint64_t held, core::Nanos now)
+        : table_(t), slot_(s), held_(held), params_(&t->params_[parity_of(held)]), now_(now) {}
     KeyedTable* table_;
     Slot* slot_;
     std::uint64_t held_;
     const Params* params_;
+    core::Nanos now_;
   };
 
   // Finds the key's slot, or claims one (evicting if the bucket is full), and locks it.
@@ -113,7 +118,7 @@ class KeyedTable {
     std::optional<Locked> l = lock(h, now);
     if (!l) return core::denied(0, 0, 0, -1);  // no room for another key with leases out
     const Params& p = l->params();
-    const auto step = A::decide(p, l->state(), now, cost, max_wait);
+    const auto step = A::decide(p, l->state(), l->now(), cost, max_wait);
     if (step.decision.allowed || step.commit_on_denial) core::commit<A>(p, l->state(), step);
     return step.decision;
   }
@@ -158,7 +163,7 @@ class KeyedTable {
         if (s.word.load(std::memory_order_relaxed) == 0) continue;
         std::uint64_t held = 0;
         if (!lock_any(s, held)) continue;
-        migrate(s, held, now);
+        migrate(s, held, monotonic(now));
         s.word.store(held & ~kLock, std::memory_order_release);  // reference bit as it was
       }
     }
@@ -199,6 +204,21 @@ class KeyedTable {
                                   std::to_string(sizeof(Bucket)) + " bytes)");
     }
     return bytes / sizeof(Bucket) * sizeof(Bucket);
+  }
+
+  // The table's time never runs back. Each event loop decides with the time it read at the
+  // start of its pass, so a request can carry a time earlier than one another loop has just
+  // decided the same key at; every algorithm would then misjudge it (GCRA refuses when its TAT
+  // is further ahead than the tolerance, a token bucket rewinds `last` and refills twice, a
+  // window resets). nginx's rule (limit_req: a time before `last` is no time elapsed) for all
+  // of them: the decision takes the latest time this table has been decided at. Called with
+  // the slot locked: the previous holder raised `latest_` before it unlocked, so this sees it.
+  core::Nanos monotonic(core::Nanos now) {
+    core::Nanos seen = latest_.load(std::memory_order_relaxed);
+    while (now > seen) {
+      if (latest_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) return now;
+    }
+    return seen;
   }
 
   static std::uint64_t fingerprint(const KeyHash& h) {
@@ -282,8 +302,9 @@ class KeyedTable {
           changed = true;
           break;
         }
-        migrate(s, held, now);
-        return Locked(this, &s, held);
+        const core::Nanos at = monotonic(now);
+        migrate(s, held, at);
+        return Locked(this, &s, held, at);
       }
       if (changed) continue;
       // 2. A new slot: empty, idle or a CLOCK victim.
@@ -303,7 +324,9 @@ class KeyedTable {
         stripe(bi).keys.fetch_sub(1, std::memory_order_relaxed);
         continue;
       }
-      return Locked(this, claimed, held);
+      const core::Nanos at = monotonic(now);
+      claimed->state = A::start(params_[parity_of(held)], at);
+      return Locked(this, claimed, held, at);
     }
   }
 
@@ -314,7 +337,7 @@ class KeyedTable {
     return false;
   }
 
-  // Claims a slot for a new key and locks it, state set to A::start. nullptr if all are held;
+  // Claims a slot for a new key and locks it (the caller sets its state). nullptr if all are held;
   // `busy` then says whether any was locked by another thread (rather than pinned).
   Slot* claim(Bucket& b, std::size_t bi, std::uint64_t fp, core::Nanos now, std::uint64_t& held,
               bool& busy) {
@@ -327,7 +350,6 @@ class KeyedTable {
           s.word.compare_exchange_strong(expected, fresh, std::memory_order_acquire,
                                          std::memory_order_relaxed)) {
         stripe(bi).keys.fetch_add(1, std::memory_order_relaxed);
-        s.state = A::start(params_[cur], now);
         held = fresh;
         return &s;
       }
@@ -360,7 +382,7 @@ class KeyedTable {
           if (candidate != nullptr)
             candidate->word.store(candidate_word, std::memory_order_release);
           stripe(bi).idle_drops.fetch_add(1, std::memory_order_relaxed);
-          return reuse(s, fresh, cur, now, held);
+          return reuse(s, fresh, held);
         }
         if (candidate == nullptr && (w & kRef) == 0) {
           candidate = &s;
@@ -371,7 +393,7 @@ class KeyedTable {
       }
       if (candidate != nullptr) {
         stripe(bi).evictions.fetch_add(1, std::memory_order_relaxed);
-        return reuse(*candidate, fresh, cur, now, held);
+        return reuse(*candidate, fresh, held);
       }
       // Every slot was referenced: clear the bits (a new NRU epoch for this bucket), retry.
       for (Slot& s : b.slots) s.word.fetch_and(~kRef, std::memory_order_acq_rel);
@@ -390,8 +412,7 @@ class KeyedTable {
     }
   }
 
-  Slot* reuse(Slot& s, std::uint64_t fresh, int cur, core::Nanos now, std::uint64_t& held) {
-    s.state = A::start(params_[cur], now);
+  static Slot* reuse(Slot& s, std::uint64_t fresh, std::uint64_t& held) {
     s.word.store(fresh, std::memory_order_release);
     held = fresh;
     return &s;
@@ -408,6 +429,7 @@ class KeyedTable {
   std::size_t bucket_count_;
   Params params_[2];
   std::atomic<int> parity_{0};
+  alignas(64) std::atomic<core::Nanos> latest_{std::numeric_limits<core::Nanos>::min()};
   std::mutex retune_mutex_;
   Counters counters_[kStripes];
 };

@@ -91,6 +91,24 @@ TEST(Limiter, GcraAnswersAsRedisCellDoes) {
   EXPECT_EQ(limiter.decide(1, 0s, at(0s)).remaining, 14);
 }
 
+TEST(Limiter, ATimeEarlierThanOneAlreadyDecidedIsNoTimeElapsed) {
+  // A thread can read the clock, then wait for the CPU while another decides at a later time.
+  // gcra 1000/s, burst 1 (lock-free): admitted at 20 ms, TAT 21 ms. A call stamped 0 ms is
+  // decided as at 20 ms, where one more fits; then the limit of 2 holds.
+  Limiter gcra("gcra:rate=1000/s,burst=1", at(0s));
+  EXPECT_TRUE(gcra.decide(1, 0s, at(20ms)).allowed);
+  EXPECT_TRUE(gcra.decide(1, 0s, at(0ms)).allowed);
+  EXPECT_FALSE(gcra.decide(1, 0s, at(0ms)).allowed);
+  // smooth-bursty 1000/s (under a mutex): idle 0..20 ms stored 20 permits, one is spent at
+  // 20 ms. At "0 ms" Guava would find the next free ticket 20 ms away, more than the 5 ms
+  // allowed; as at 20 ms, a stored permit serves it at once.
+  Limiter bursty("smooth-bursty:rate=1000/s", at(0s));
+  EXPECT_TRUE(bursty.decide(1, 0s, at(20ms)).allowed);
+  const Decision d = bursty.decide(1, 5ms, at(0ms));
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.wait, 0ms);
+}
+
 TEST(Limiter, WindowsAdmitNowOrNeverWhateverTheWait) {
   Limiter limiter(Limit::fixed_window(3, 1s), at(0s));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.reserve(1, kForever, at(0s)), 0s);

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/core/fixed_window.hpp"
 #include "sluice/core/gcra.hpp"
 #include "sluice/core/leaky_bucket.hpp"
 #include "sluice/core/token_bucket.hpp"
@@ -126,6 +127,35 @@ TEST(KeyedTable, ConcurrentInsertsOfTheSameKeyMakeOneEntry) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(t.stats().keys, 2000u);
   EXPECT_EQ(admitted.load(), 2000);  // burst 0: exactly one pass per key at t=0
+}
+
+// Each event loop decides with the time it read at the start of its pass, so a loop can
+// bring a time a few milliseconds older than one another loop has already decided the key at.
+// That time counts as no time elapsed (nginx's rule), for every algorithm.
+TEST(KeyedTable, AnEarlierTimeThanOneAlreadyDecidedIsNoTimeElapsedForGcra) {
+  // gcra 1000/s (T = 1 ms), burst 1: tolerance 2 ms. At t = 20 ms a loop admits one request:
+  // TAT = 21 ms. A loop whose pass began at t = 0 brings now = 0: TAT - now = 21 ms is beyond
+  // the tolerance, but the key was last decided at 20 ms, where a second request fits.
+  KeyedTable<Gcra> t(Gcra::make(Rate{1000, kNanosPerSecond}, 1), kMiB);
+  EXPECT_TRUE(t.decide("k", 20 * kNanosPerMilli, 1, 0).allowed);
+  EXPECT_TRUE(t.decide("k", 0, 1, 0).allowed);   // decided as at 20 ms: TAT 22 ms
+  EXPECT_FALSE(t.decide("k", 0, 1, 0).allowed);  // the limit of 2 at 20 ms holds
+}
+
+TEST(KeyedTable, AnEarlierTimeNeitherRefillsATokenBucketTwiceNorReopensAWindow) {
+  // token bucket 1000/s, burst 2: drained at 10 ms. A request at 0 must not move `last` back
+  // to 0 (x/time/rate's advance would then credit 0..10 ms a second time at 11 ms).
+  KeyedTable<TokenBucket> tb(TokenBucket::make(Rate{1000, kNanosPerSecond}, 2), kMiB);
+  EXPECT_TRUE(tb.decide("k", 10 * kNanosPerMilli, 2, 0).allowed);
+  EXPECT_FALSE(tb.decide("k", 0, 1, 0).allowed);
+  EXPECT_TRUE(tb.decide("k", 11 * kNanosPerMilli, 1, 0).allowed);   // 1 ms: one token
+  EXPECT_FALSE(tb.decide("k", 11 * kNanosPerMilli, 1, 0).allowed);  // not the 11 of 0..11
+  // fixed window of 2 per 10 ms: the window [10, 20) is full; a request stamped 5 ms (the
+  // window before) must not find an empty count.
+  KeyedTable<core::FixedWindow> fw(core::FixedWindow::Params{2, 10 * kNanosPerMilli}, kMiB);
+  EXPECT_TRUE(fw.decide("k", 12 * kNanosPerMilli, 2, 0).allowed);
+  EXPECT_FALSE(fw.decide("k", 5 * kNanosPerMilli, 1, 0).allowed);
+  EXPECT_FALSE(fw.decide("k", 13 * kNanosPerMilli, 1, 0).allowed);
 }
 
 TEST(KeyedTable, BudgetBelowOneBucketIsRefused) {
