@@ -19,6 +19,7 @@
 #include "config_size_flag.hpp"
 #include "sluice/clock/clocks.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/control/control.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/notify/service_notify.hpp"
@@ -65,7 +66,7 @@ void drain(asio::steady_timer& timer, server::Gateway* gateway,
 // The listeners serve starts: the config's, each overridden by its flag.
 struct Listeners {
   std::optional<config::Endpoint> gateway;
-  config::Endpoint admin;
+  std::optional<config::Endpoint> admin;
   std::optional<config::Endpoint> check;
   std::optional<config::Endpoint> resp;
   std::optional<config::Endpoint> grpc;
@@ -101,16 +102,18 @@ std::optional<Listeners> resolve_listeners(const ServeOptions& o, const config::
   Listeners l{rules.listen, rules.admin, rules.check, std::nullopt, std::nullopt};
   if (rules.resp) l.resp = rules.resp->listen;
   if (rules.grpc) l.grpc = rules.grpc->listen;
-  std::optional<config::Endpoint> admin;
+  if (o.admin == "off") {
+    l.admin.reset();
+  } else if (!override_endpoint("--admin", o.admin, l.admin, err)) {
+    return std::nullopt;
+  }
   if (!override_endpoint("--listen", o.listen, l.gateway, err) ||
-      !override_endpoint("--admin", o.admin, admin, err) ||
       !override_endpoint("--check", o.check, l.check, err) ||
       !override_endpoint("--resp", o.resp, l.resp, err) ||
       !override_endpoint("--grpc", o.grpc, l.grpc, err)) {
     return std::nullopt;
   }
-  if (admin) l.admin = *admin;
-  if (!o.check.empty() && *l.check == l.admin) {
+  if (!o.check.empty() && l.check == l.admin) {
     std::fprintf(err, "sluice serve: --check: %s is also the admin address\n", o.check.c_str());
     return std::nullopt;
   }
@@ -179,8 +182,10 @@ void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* er
     std::fprintf(err, "sluice serve: gateway listening on %s\n",
                  config::format_endpoint(f.gateway->local_endpoint()).c_str());
   }
-  std::fprintf(err, "sluice serve: admin listening on %s\n",
-               config::format_endpoint(admin.local_endpoint()).c_str());
+  if (auto where = admin.local_endpoint()) {
+    std::fprintf(err, "sluice serve: admin listening on %s\n",
+                 config::format_endpoint(*where).c_str());
+  }
   if (auto check = admin.check_endpoint()) {
     std::fprintf(err, "sluice serve: check listening on %s\n",
                  config::format_endpoint(*check).c_str());
@@ -189,11 +194,24 @@ void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* er
   notify::ready();
 }
 
+// The decision service's concurrency permits that were never given back (by the check API or
+// SLUICE.CHECK), returned when their time is up: looked at once a second.
+void expire_leases(asio::steady_timer& timer, engine::Engine& engine, const core::Clock& clock) {
+  timer.expires_after(std::chrono::seconds(1));
+  timer.async_wait([&timer, &engine, &clock](const boost::system::error_code& ec) {
+    if (ec) return;
+    engine.expire_leases(clock.now());
+    expire_leases(timer, engine, clock);
+  });
+}
+
 // Runs the loop until SIGINT/SIGTERM, then drains the gateway (kDrainTime at most).
 void run_until_signal(asio::io_context& io, Frontends& f, server::AdminServer& admin,
-                      std::FILE* err) {
+                      control::Control& control, std::FILE* err) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer drain_timer(io);
+  asio::steady_timer lease_timer(io);
+  expire_leases(lease_timer, control.store().engine(), clock::steady_clock());
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
     std::fprintf(err, "sluice serve: shutting down\n");
@@ -203,6 +221,8 @@ void run_until_signal(asio::io_context& io, Frontends& f, server::AdminServer& a
     drain(drain_timer, f.gateway.get(), std::chrono::steady_clock::now() + kDrainTime, [&] {
       f.stop();
       admin.stop();
+      control.stop();
+      lease_timer.cancel();
       io.stop();
     });
   });
@@ -237,11 +257,14 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   Frontends frontends;
   if (!bind_frontends(*listeners, workers, io, *engine, registry, frontends, err)) return 1;
 
+  // The config lifecycle (reloads on SIGHUP and file changes, the admin API's changes), with
+  // or without an admin listener.
+  control::Control control(
+      *engine, control::ControlOptions{options.config, options.rls_config, *max_config_size},
+      clock::steady_clock());
   server::AdminServer admin(
-      io, *engine,
-      server::AdminOptions{listeners->admin, options.config, options.rls_config, *max_config_size,
-                           listeners->check, options.admin_insecure},
-      registry);
+      io, *engine, control,
+      server::AdminOptions{listeners->admin, listeners->check, options.admin_insecure}, registry);
   try {
     admin.start();
   } catch (const server::AdminRefused& e) {
@@ -251,10 +274,12 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     std::fprintf(err, "sluice serve: admin: %s\n", e.what());
     return 1;
   }
+  control.start();
   start_serving(frontends, admin, err);
-  run_until_signal(io, frontends, admin, err);
+  run_until_signal(io, frontends, admin, control, err);
   frontends.stop();
   admin.stop();
+  control.stop();
   return 0;
 }
 

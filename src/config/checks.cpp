@@ -149,7 +149,7 @@ void check_upstream(const Upstream& u, const Origin& o, Errors& errors) {
 void check_admin_access(const RuleSet& rs, const Origin& top, Errors& errors) {
   if (rs.check && top.ok("check")) {
     const std::string addr = format_endpoint(*rs.check);
-    if (*rs.check == rs.admin) {
+    if (rs.check == rs.admin) {
       errors.add(top.at("check"), "field 'check': " + addr +
                                       " is also the admin address; give them different ports "
                                       "(check_on_admin: true serves the decision API there too)");
@@ -337,14 +337,15 @@ std::string internal::shown_field(std::string_view path) {
 }
 
 void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
-  const std::string p = "rule " + quoted(r.name) + ": ";
+  // Made only for an error: 10,000 rules are checked on every admin change.
+  auto prefix = [&] { return "rule " + quoted(r.name) + ": "; };
   auto fail = [&](std::string_view field, const std::string& problem) {
-    errors.add(o.at(field), p + "field " + quoted(field) + ": " + problem);
+    errors.add(o.at(field), prefix() + "field " + quoted(field) + ": " + problem);
   };
-  if (!is_entry_name(r.name)) errors.add(o.line, p + name_problem("rule", r.name));
+  if (!is_entry_name(r.name)) errors.add(o.line, prefix() + name_problem("rule", r.name));
   const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
   if (o.ok("limit") && r.limit_text.empty()) {
-    errors.add(o.line, p + "missing field 'limit' (" + std::string(kLimitExample) + ")");
+    errors.add(o.line, prefix() + "missing field 'limit' (" + std::string(kLimitExample) + ")");
   }
   if (limit_ok && r.limit.algorithm == "sliding-log") {
     fail("limit",
@@ -354,7 +355,8 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
   if (o.ok("key") && r.key.empty()) {
     errors.add(
         o.at("key"),
-        p + (o.written("key") ? "field 'key': needs at least one part" : "missing field 'key'") +
+        prefix() +
+            (o.written("key") ? "field 'key': needs at least one part" : "missing field 'key'") +
             " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
   }
   const bool action_ok = o.ok("action");
@@ -414,8 +416,8 @@ void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {
                  "404; add routes, or remove listen to serve only the admin API and decision "
                  "service");
     }
-    if (*rs.listen == rs.admin) {
-      errors.add(o.top.at("listen"), "field 'listen': " + format_endpoint(rs.admin) +
+    if (rs.listen == rs.admin) {
+      errors.add(o.top.at("listen"), "field 'listen': " + format_endpoint(*rs.admin) +
                                          " is also the admin address; give them different ports");
     }
   }

@@ -393,7 +393,11 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
              "resp",     "grpc",           "rls",        "upstreams",       "routes",
              "rules"});
   rs.listen = s.endpoint("listen");
-  if (auto admin = s.endpoint("admin")) rs.admin = *admin;
+  if (s.text_is("admin", "off")) {
+    rs.admin.reset();
+  } else if (auto admin = s.endpoint("admin")) {
+    rs.admin = *admin;
+  }
   read_admin_access(s, rs);
   if (auto w = s.number("workers", 0, 1024)) rs.workers = static_cast<int>(*w);
   rs.trusted_proxies = s.parsed_list<Cidr>("trusted_proxies", parse_cidr);

@@ -101,6 +101,12 @@ class Section {
 
   bool has(std::string_view f) const { return fields_.contains(f); }
 
+  // Whether field `f` is the plain word `word` (`admin: off`), before it is read as a value.
+  bool text_is(std::string_view f, std::string_view word) {
+    auto it = fields_.find(f);
+    return it != fields_.end() && it->second.node.is_scalar() && it->second.node.scalar() == word;
+  }
+
   // Reports `problem` about field `f` (a path below this section, "servers.1") at `line`.
   void fail(std::string_view f, int line, const std::string& problem) {
     const std::string path = full(f);

@@ -2,16 +2,19 @@
 // equal set, and a rule as JSON for the admin API, which parse_rule reads back.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "internal.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/config/rule_text_cache.hpp"
 #include "sluice/core/byte_size.hpp"
 #include "sluice/core/time.hpp"
 
@@ -285,11 +288,14 @@ void emit_upstreams(YAML::Emitter& out, const std::vector<Upstream>& upstreams) 
 
 }  // namespace
 
-std::string to_yaml(const RuleSet& rs) {
+namespace {
+
+// Everything but `rules:`, which is last: the caller appends it.
+std::string yaml_before_rules(const RuleSet& rs) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   if (rs.listen) out << YAML::Key << "listen" << YAML::Value << format_endpoint(*rs.listen);
-  out << YAML::Key << "admin" << YAML::Value << format_endpoint(rs.admin);
+  out << YAML::Key << "admin" << YAML::Value << (rs.admin ? format_endpoint(*rs.admin) : "off");
   emit_admin_access(out, rs);
   out << YAML::Key << "workers" << YAML::Value << rs.workers;
   if (!rs.trusted_proxies.empty()) {
@@ -317,11 +323,75 @@ std::string to_yaml(const RuleSet& rs) {
   out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : rs.routes) emit_route(out, r);
   out << YAML::EndSeq;
-  out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
-  for (const auto& r : rs.rules) emit_rule(out, r);
-  out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+// One rule as a block of its own ("NAME:\n  limit: ...\n").
+std::string rule_yaml(const Rule& r) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  emit_rule(out, r);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+// `rules:` with each rule's block indented under it, as the emitter nests a block map.
+template <class TextOf>
+std::string with_rules(std::string text, const std::vector<Rule>& rules, TextOf&& text_of) {
+  if (rules.empty()) return text + "rules: {}\n";
+  text += "rules:\n";
+  for (const Rule& r : rules) {
+    const std::string& block = text_of(r);
+    for (std::size_t at = 0; at < block.size();) {
+      const std::size_t end = std::min(block.find('\n', at), block.size() - 1);
+      text += "  ";
+      text.append(block, at, end - at + 1);
+      if (block[end] != '\n') text += '\n';
+      at = end + 1;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string to_yaml(const RuleSet& rs) {
+  std::string scratch;
+  return with_rules(yaml_before_rules(rs), rs.rules,
+                    [&](const Rule& r) -> const std::string& { return scratch = rule_yaml(r); });
+}
+
+std::string to_yaml(const RuleSet& rs, RuleTextCache& cache) {
+  cache.update(rs.rules);
+  std::size_t i = 0;
+  return with_rules(yaml_before_rules(rs), rs.rules,
+                    [&](const Rule&) -> const std::string& { return cache.text(i++); });
+}
+
+void RuleTextCache::update(const std::vector<Rule>& rules) {
+  std::vector<Entry> next;
+  next.reserve(rules.size());
+  std::unordered_map<std::string_view, std::size_t> moved;  // built at the first rule that moved
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const Rule& rule = rules[i];
+    Entry* was = nullptr;
+    if (i < entries_.size() && entries_[i].rule.name == rule.name) {
+      was = &entries_[i];
+    } else {
+      if (moved.empty()) {
+        for (std::size_t j = 0; j < entries_.size(); ++j) moved.emplace(entries_[j].rule.name, j);
+      }
+      if (auto it = moved.find(rule.name); it != moved.end()) was = &entries_[it->second];
+    }
+    if (was != nullptr && !was->yaml.empty() && was->rule == rule) {
+      next.push_back(std::move(*was));
+      was->yaml.clear();  // taken (a name given twice is made again)
+    } else {
+      next.push_back(Entry{rule, rule_yaml(rule)});
+    }
+  }
+  entries_ = std::move(next);
 }
 
 std::string rule_to_json(const Rule& r) {

@@ -89,6 +89,10 @@ std::vector<std::string> Engine::apply(config::RuleSet rules, core::Nanos now) {
   std::vector<std::string> errors;
   for (const auto& e : config::validate(rules, "")) errors.push_back(e.format());
   if (!errors.empty()) return errors;
+  return apply_validated(std::move(rules), now);
+}
+
+std::vector<std::string> Engine::apply_validated(config::RuleSet rules, core::Nanos now) {
   std::lock_guard lock(apply_mutex_);
   const std::shared_ptr<const Snapshot> old = snapshot();
   auto snap = detail::compile(std::move(rules), old.get(), now);

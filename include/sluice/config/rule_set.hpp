@@ -125,6 +125,7 @@ struct Rule {
   std::optional<std::int64_t> lease;
   std::optional<core::Nanos> lease_ttl;
   int line = 0;
+  friend bool operator==(const Rule&, const Rule&) = default;
 };
 
 // `resp:` — the Redis-protocol listener (CL.THROTTLE, SLUICE.*) and where CL.THROTTLE keeps
@@ -200,7 +201,8 @@ struct AdminAuth {
 
 struct RuleSet {
   std::optional<Endpoint> listen;  // the gateway; none: no gateway
-  Endpoint admin{"127.0.0.1", 9090};
+  // The admin listener; none with `admin: off` (reloads still follow SIGHUP and the file).
+  std::optional<Endpoint> admin = Endpoint{"127.0.0.1", 9090};
   std::optional<Endpoint> check;  // the decision API alone (/v1/check...); none: no listener
   bool check_on_admin = true;     // the admin listener serves /v1/check... too
   AdminAuth admin_auth;

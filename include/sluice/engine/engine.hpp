@@ -18,9 +18,9 @@
 #include "sluice/core/gcra.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/outcome.hpp"
-#include "sluice/engine/shared_slot.hpp"
 #include "sluice/engine/snapshot.hpp"
 #include "sluice/metrics/registry.hpp"
+#include "sluice/support/shared_slot.hpp"
 #include "sluice/table/keyed_table.hpp"
 
 namespace sluice::engine {
@@ -48,8 +48,16 @@ class Engine {
   // limit changed only in rate/burst/etc. (same algorithm, same memory) keeps its keys'
   // state and retunes them; others start empty. Asks in flight keep their snapshot.
   std::vector<std::string> apply(config::RuleSet rules, core::Nanos now);
+  // As apply(), for rules the caller has just checked with config::validate (the config store
+  // does, to report each error at its line), so the checks do not run twice.
+  std::vector<std::string> apply_validated(config::RuleSet rules, core::Nanos now);
 
   std::shared_ptr<const Snapshot> snapshot() const { return current_.load(); }
+  // The rules in force (they live as long as the pointer is held).
+  std::shared_ptr<const config::RuleSet> rules() const {
+    auto snap = current_.load();
+    return std::shared_ptr<const config::RuleSet>(snap, &snap->rules);
+  }
   // Changes with every apply(): a loop compares it to know its cached snapshot is stale.
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
@@ -95,7 +103,7 @@ class Engine {
                                     Outcome& out);
 
   // The loops read it only when version_ moves (Loop::snapshot): its lock is off the hot path.
-  SharedSlot<Snapshot> current_;
+  support::SharedSlot<Snapshot> current_;
   std::atomic<std::uint64_t> version_{0};
   std::mutex apply_mutex_;
   std::mutex inline_mutex_;

@@ -13,7 +13,7 @@
 
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
-#include "sluice/engine/shared_handler.hpp"
+#include "sluice/support/shared_handler.hpp"
 
 namespace sluice::backend::redis {
 class Store;
@@ -42,7 +42,8 @@ class Loop {
   template <class Token>
   auto async_complete(Outcome& out, Token&& token) {
     return boost::asio::async_initiate<Token, void()>(
-        [this, &out](auto handler) { complete(out, shared_handler(std::move(handler))); }, token);
+        [this, &out](auto handler) { complete(out, support::shared_handler(std::move(handler))); },
+        token);
   }
 
   // The request is done: permits held in Redis go back (local ones with out.reset()).

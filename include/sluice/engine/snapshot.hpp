@@ -74,15 +74,20 @@ struct RlsDomains;  // the compiled descriptor trees, by domain (rls_tree.hpp)
 
 struct Snapshot {
   config::RuleSet rules;
-  std::vector<std::unique_ptr<CompiledRule>> compiled;
-  std::unordered_map<std::string_view, const CompiledRule*> by_name;
+  // Shared with the next snapshot when a reload leaves the rule (and where it lives) as it was.
+  std::vector<std::shared_ptr<const CompiledRule>> compiled;
+  std::unordered_map<std::string_view, std::size_t> by_name;  // index in `compiled`
   std::vector<std::unique_ptr<CompiledRoute>> routes;
   std::shared_ptr<const detail::RlsDomains> rls;  // null without `rls:` domains
   std::uint64_t version = 0;
 
   const CompiledRule* rule(std::string_view name) const {
     const auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : it->second;
+    return it == by_name.end() ? nullptr : compiled[it->second].get();
+  }
+  std::shared_ptr<const CompiledRule> shared_rule(std::string_view name) const {
+    const auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : compiled[it->second];
   }
 };
 

@@ -41,6 +41,10 @@ struct LimitSpec {
   AlgorithmParams params;
   WaitSupport wait = WaitSupport::kCallerMaxWait;
   std::string canonical;  // normalised text, parameters in table order with defaults filled
+  // The canonical text says everything the parameters hold.
+  friend bool operator==(const LimitSpec& a, const LimitSpec& b) {
+    return a.canonical == b.canonical;
+  }
 };
 
 // Errors name the offending algorithm, parameter or value and list what is accepted.

@@ -146,4 +146,37 @@ bool bearer_matches(std::string_view authorization, const AdminAccess& access) {
   return CRYPTO_memcmp(digest.data(), access.token_digest.data(), digest.size()) == 0;
 }
 
+AccessKeeper::AccessKeeper(std::optional<ListenerInfo> admin, bool insecure_flag,
+                           std::string file_name)
+    : admin_(std::move(admin)), insecure_flag_(insecure_flag), file_name_(std::move(file_name)) {}
+
+core::Expected<AdminAccess> AccessKeeper::access_of(const config::RuleSet& rules) const {
+  auto access = resolve_access(rules, file_name_);
+  if (!access || !admin_) return access;
+  if (auto problem =
+          exposure_problem(*admin_, *access, insecure_flag_ || rules.admin_auth.insecure)) {
+    return core::make_error(
+        config::ConfigError{file_name_, rules.admin_auth.line, *problem}.format());
+  }
+  return access;
+}
+
+// The store calls both under its lock: check() for a rule set, then applied() if it went in.
+control::Guard AccessKeeper::guard() {
+  auto self = shared_from_this();
+  return control::Guard{
+      [self](const config::RuleSet& rules) -> std::vector<std::string> {
+        auto access = self->access_of(rules);
+        if (!access) return {access.error()};
+        self->checked_ = std::move(*access);
+        return {};
+      },
+      [self](const config::RuleSet&) {
+        if (self->checked_) {
+          self->access_.exchange(std::make_shared<const AdminAccess>(std::move(*self->checked_)));
+        }
+        self->checked_.reset();
+      }};
+}
+
 }  // namespace sluice::server

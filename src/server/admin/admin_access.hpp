@@ -6,6 +6,7 @@
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,9 @@
 
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_set.hpp"
+#include "sluice/control/config_store.hpp"
 #include "sluice/core/expected.hpp"
+#include "sluice/support/shared_slot.hpp"
 
 namespace sluice::server {
 
@@ -56,5 +59,29 @@ bool host_allowed(std::string_view host, const ListenerInfo& listener,
 
 // Whether an Authorization field value is `Bearer <the token>` (the scheme in any case).
 bool bearer_matches(std::string_view authorization, const AdminAccess& access);
+
+// The access in force, kept in step with the rules as a guard of the config store: each rule set
+// has its token read and its exposure checked before it is put in force (a reload that names an
+// unreadable token, or takes it off an exposed listener, is refused), and its access is swapped
+// in once it is. Thread-safe.
+class AccessKeeper : public std::enable_shared_from_this<AccessKeeper> {
+ public:
+  // `admin`: the admin listener as bound (none: only a check listener runs, and nothing is
+  // exposed); `insecure_flag`: `serve --admin-insecure`.
+  AccessKeeper(std::optional<ListenerInfo> admin, bool insecure_flag, std::string file_name);
+
+  // Holds this keeper alive for as long as the store keeps the guard.
+  control::Guard guard();
+  std::shared_ptr<const AdminAccess> access() const { return access_.load(); }
+
+ private:
+  core::Expected<AdminAccess> access_of(const config::RuleSet& rules) const;
+
+  const std::optional<ListenerInfo> admin_;
+  const bool insecure_flag_;
+  const std::string file_name_;
+  std::optional<AdminAccess> checked_;  // the last rule set's, until it is in force
+  support::SharedSlot<AdminAccess> access_{std::make_shared<const AdminAccess>()};
+};
 
 }  // namespace sluice::server

@@ -3,7 +3,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "config_store.hpp"
+#include "sluice/control/config_store.hpp"
 #include "sluice/core/utf8.hpp"
 
 namespace sluice::server {

@@ -35,7 +35,12 @@ Reply error_reply(unsigned status, std::string_view error, std::string_view fiel
 // one that problem names ("rule 'a': field 'limit': ..." -> "limit") unless `field` says.
 Reply invalid_reply(const std::vector<std::string>& problems, std::string_view field = {});
 
+}  // namespace sluice::server
+namespace sluice::control {
 struct ChangeOutcome;
+}  // namespace sluice::control
+namespace sluice::server {
+using control::ChangeOutcome;
 // A change through the ConfigStore that was not applied: 400 with its errors, 409 for a file
 // changed on disk, 500 for a failed write-back.
 Reply change_failed(const ChangeOutcome& outcome);

@@ -1,4 +1,4 @@
-// AdminServer (sluice/server/admin_server.hpp): the listeners, their sessions and the watcher.
+// AdminServer (sluice/server/admin_server.hpp): the listeners and their sessions.
 #include "sluice/server/admin_server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -14,10 +14,8 @@
 #include "admin_session.hpp"
 #include "common/listener_admission.hpp"
 #include "common/loop_clock.hpp"
-#include "config_store.hpp"
-#include "config_watcher.hpp"
-#include "config_worker.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/control/control.hpp"
 #include "sluice/engine/loop.hpp"
 
 namespace sluice::server {
@@ -70,37 +68,23 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
     std::vector<std::weak_ptr<AdminSession>> sessions;  // under Impl::mutex
   };
 
-  Impl(asio::io_context& context, engine::Engine& e, AdminOptions opts, metrics::Registry& registry)
+  Impl(asio::io_context& context, engine::Engine& e, control::Control& c, AdminOptions opts,
+       metrics::Registry& r)
       : io(context),
         engine(e),
+        control(c),
         options(std::move(opts)),
-        worker(std::make_unique<ConfigWorker>()),
-        store(std::make_shared<ConfigStore>(engine, options.config_path, options.rls_files,
-                                            options.max_config_size)),
-        service(std::make_shared<AdminService>(store, registry, worker->executor())),
+        registry(r),
         clock(io),
-        loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)),
-        lease_timer(io),
-        admin(io) {
-    admin.where = options.listen;
+        loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)) {
+    if (options.listen) {
+      admin = std::make_unique<Listener>(io);
+      admin->where = *options.listen;
+    }
     if (options.check) {
       check = std::make_unique<Listener>(io);
       check->where = *options.check;
     }
-    // The decision API decides on this loop; rules kept in Redis go through its own store.
-    service->set_loop(loop.get(), &clock);
-  }
-
-  // The decision service's concurrency permits that were never given back, returned when
-  // their time is up: looked at once a second.
-  void expire_leases() {
-    lease_timer.expires_after(std::chrono::seconds(1));
-    lease_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-      auto self = weak.lock();
-      if (ec || !self) return;
-      self->engine.expire_leases(self->clock.now());
-      self->expire_leases();
-    });
   }
 
   // Resolves the listener's address; what serve() will bind.
@@ -180,57 +164,56 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
 
   asio::io_context& io;
   engine::Engine& engine;
+  control::Control& control;
   AdminOptions options;
-  std::unique_ptr<ConfigWorker> worker;  // reset by ~AdminServer, never on its own thread
-  std::shared_ptr<ConfigStore> store;
-  std::shared_ptr<AdminService> service;
+  metrics::Registry& registry;
   LoopClock clock;
   std::unique_ptr<engine::Loop> loop;
-  asio::steady_timer lease_timer;
-  std::shared_ptr<ConfigWatcher> watcher;
-  Listener admin;
-  std::unique_ptr<Listener> check;  // the decision API on an address of its own
-  std::mutex mutex;                 // each listener's sessions, stopped
+  std::shared_ptr<AccessKeeper> access;   // made at start(), once the admin address is known
+  std::shared_ptr<AdminService> service;  // likewise
+  std::unique_ptr<Listener> admin;        // none with `admin: off`
+  std::unique_ptr<Listener> check;        // the decision API on an address of its own
+  std::mutex mutex;                       // each listener's sessions, stopped
   bool stopped = false;
 };
 
-AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, AdminOptions options,
-                         metrics::Registry& registry)
-    : impl_(std::make_shared<Impl>(io, engine, std::move(options), registry)) {}
+AdminServer::AdminServer(asio::io_context& io, engine::Engine& engine, control::Control& control,
+                         AdminOptions options, metrics::Registry& registry)
+    : impl_(std::make_shared<Impl>(io, engine, control, std::move(options), registry)) {}
 
 AdminServer::~AdminServer() {
   stop();
-  // The watcher's timer and signal set belong to the config thread's context: gone before it,
-  // even while a handler on io still holds Impl.
-  impl_->watcher.reset();
-  // Joins the config thread (a reload in progress finishes first); the jobs it drops release
-  // what they hold here, on this thread.
-  impl_->worker.reset();
   // The loop's Redis sockets belong to io, which may outlive handlers that keep Impl alive.
-  impl_->service->set_loop(nullptr, nullptr);
+  if (impl_->service) impl_->service->set_loop(nullptr, nullptr);
   impl_->loop.reset();
 }
 
 void AdminServer::start() {
   Impl& impl = *impl_;
-  impl.prepare(impl.admin, ListenerInfo::Kind::kAdmin);
+  if (impl.admin) impl.prepare(*impl.admin, ListenerInfo::Kind::kAdmin);
   if (impl.check) impl.prepare(*impl.check, ListenerInfo::Kind::kCheck);
   // Before anything is bound: a listener that would serve rule changes to the network without
-  // a token never opens.
-  auto problems = impl.store->start_access(*impl.admin.info, impl.options.insecure);
+  // a token never opens, and no later rule set may take the token off it.
+  std::optional<ListenerInfo> admin_info;
+  if (impl.admin) admin_info = *impl.admin->info;
+  control::ConfigStore& store = impl.control.store();
+  impl.access =
+      std::make_shared<AccessKeeper>(admin_info, impl.options.insecure, store.file_name());
+  auto problems = store.add_guard(impl.access->guard());
   if (!problems.empty()) {
     std::string all;
     for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
     throw AdminRefused(all);
   }
-  impl.bind(impl.admin);
-  if (impl.check) impl.bind(*impl.check);
-  impl.accept(impl.admin);
-  if (impl.check) impl.accept(*impl.check);
-  impl.expire_leases();
-  if (impl.store->has_files()) {
-    impl.watcher = std::make_shared<ConfigWatcher>(impl.worker->context(), impl.store);
-    impl.watcher->start();
+  impl.service = std::make_shared<AdminService>(impl.control.shared_store(), impl.access,
+                                                impl.registry, impl.control.executor());
+  // The decision API decides on this loop; rules kept in Redis go through its own store.
+  impl.service->set_loop(impl.loop.get(), &impl.clock);
+  for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
+    if (l != nullptr) impl.bind(*l);
+  }
+  for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
+    if (l != nullptr) impl.accept(*l);
   }
 }
 
@@ -240,16 +223,15 @@ void AdminServer::stop() {
     std::lock_guard lock(impl_->mutex);
     if (impl_->stopped) return;
     impl_->stopped = true;
-    sessions.swap(impl_->admin.sessions);
-    if (impl_->check) {
-      sessions.insert(sessions.end(), impl_->check->sessions.begin(), impl_->check->sessions.end());
-      impl_->check->sessions.clear();
+    for (Impl::Listener* l : {impl_->admin.get(), impl_->check.get()}) {
+      if (l == nullptr) continue;
+      sessions.insert(sessions.end(), l->sessions.begin(), l->sessions.end());
+      l->sessions.clear();
     }
   }
-  impl_->close(impl_->admin);
-  if (impl_->check) impl_->close(*impl_->check);
-  asio::post(impl_->io, [impl = impl_] { impl->lease_timer.cancel(); });
-  if (impl_->watcher) impl_->watcher->stop();
+  for (Impl::Listener* l : {impl_->admin.get(), impl_->check.get()}) {
+    if (l != nullptr) impl_->close(*l);
+  }
   for (auto& weak : sessions) {
     if (auto session = weak.lock()) session->close();
   }
@@ -261,13 +243,14 @@ config::Endpoint endpoint_of(const ListenerInfo& info) {
 }
 }  // namespace
 
-config::Endpoint AdminServer::local_endpoint() const { return endpoint_of(*impl_->admin.info); }
+std::optional<config::Endpoint> AdminServer::local_endpoint() const {
+  if (!impl_->admin) return std::nullopt;
+  return endpoint_of(*impl_->admin->info);
+}
 
 std::optional<config::Endpoint> AdminServer::check_endpoint() const {
   if (!impl_->check) return std::nullopt;
   return endpoint_of(*impl_->check->info);
 }
-
-std::vector<std::string> AdminServer::reload() { return impl_->store->reload(); }
 
 }  // namespace sluice::server

@@ -11,12 +11,13 @@
 #include <string_view>
 #include <utility>
 
+#include "admin_access.hpp"
 #include "admin_router.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
-#include "config_store.hpp"
 #include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/control/config_store.hpp"
 #include "sluice/core/clock.hpp"
 
 namespace sluice::server {
@@ -75,9 +76,13 @@ constexpr Family kReplies{"sluice_admin_requests_total", Kind::kCounter,
 
 }  // namespace
 
-AdminService::AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry,
+AdminService::AdminService(std::shared_ptr<control::ConfigStore> store,
+                           std::shared_ptr<const AccessKeeper> access, metrics::Registry& registry,
                            boost::asio::any_io_executor config_work)
-    : store_(std::move(store)), registry_(registry), config_work_(std::move(config_work)) {
+    : store_(std::move(store)),
+      access_(std::move(access)),
+      registry_(registry),
+      config_work_(std::move(config_work)) {
   metrics_ = registry_.add([this](metrics::Sink& sink) { collect(sink); });
 }
 
@@ -85,7 +90,7 @@ void AdminService::collect(metrics::Sink& sink) const {
   collect_build_info(sink);
   sink.add(kReloads, {{"result", "ok"}}, static_cast<double>(store_->reloads_ok()));
   sink.add(kReloads, {{"result", "error"}}, static_cast<double>(store_->reloads_error()));
-  sink.add(kVersion, {}, static_cast<double>(store_->engine().snapshot()->version));
+  sink.add(kVersion, {}, static_cast<double>(store_->engine().version()));
   sink.add(kChanges, {{"result", "ok"}},
            static_cast<double>(changes_ok_.load(std::memory_order_relaxed)));
   sink.add(kChanges, {{"result", "error"}},
@@ -114,7 +119,7 @@ Reply AdminService::on_config_worker(std::function<Reply(AdminService&)> work) {
   return reply;
 }
 
-std::shared_ptr<const AdminAccess> AdminService::access() const { return store_->access(); }
+std::shared_ptr<const AdminAccess> AdminService::access() const { return access_->access(); }
 
 void AdminService::count_reply(unsigned status) {
   if (status < replies_.size()) replies_[status].fetch_add(1, std::memory_order_relaxed);
@@ -127,16 +132,16 @@ Reply AdminService::metrics(const AdminRequest&) {
 }
 
 Reply AdminService::list_rules(const AdminRequest&) {
-  const auto snapshot = store_->engine().snapshot();
+  const auto in_force = store_->rules();
   json::array rules;
-  for (const auto& rule : snapshot->rules.rules) rules.push_back(rule_json(rule));
+  for (const auto& rule : in_force->rules) rules.push_back(rule_json(rule));
   return json_reply(200, rules);
 }
 
 Reply AdminService::get_rule(const AdminRequest& request) {
   if (auto refused = bad_name(request.name)) return *refused;
-  const auto snapshot = store_->engine().snapshot();
-  const config::Rule* rule = snapshot->rules.rule(request.name);
+  const auto in_force = store_->rules();
+  const config::Rule* rule = in_force->rule(request.name);
   if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
   return json_reply(200, rule_json(*rule));
 }
@@ -185,8 +190,8 @@ Reply AdminService::put(const AdminRequest& request) {
     return true;
   });
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
-  const auto snapshot = store_->engine().snapshot();
-  const config::Rule* now = snapshot->rules.rule(request.name);
+  const auto in_force = store_->rules();
+  const config::Rule* now = in_force->rule(request.name);
   return json_reply(created ? 201 : 200, rule_json(now != nullptr ? *now : rule));
 }
 
@@ -248,7 +253,7 @@ Reply AdminService::check_body(const AdminRequest& request) {
     if (!parsed) {
       for (auto& p : split_rule_problems(parsed.error(), *name)) errors.emplace_back(p);
     } else {
-      config::RuleSet set = store_->engine().snapshot()->rules;
+      config::RuleSet set = *store_->rules();
       auto it = std::find_if(set.rules.begin(), set.rules.end(),
                              [&](const config::Rule& r) { return r.name == *name; });
       if (it == set.rules.end()) {

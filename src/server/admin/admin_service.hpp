@@ -1,6 +1,6 @@
 // The admin endpoints' handlers: each turns an AdminRequest into a Reply, reading the engine's
-// snapshot and changing rules through the ConfigStore. HTTP framing lives in AdminSession,
-// paths and methods in the route table (admin_router.cpp).
+// rules in force and changing them through the config store (sluice/control). HTTP framing lives in
+// AdminSession, paths and methods in the route table (admin_router.cpp).
 #pragma once
 
 #include <array>
@@ -17,9 +17,13 @@
 #include "sluice/engine/loop.hpp"
 #include "sluice/metrics/registry.hpp"
 
+namespace sluice::control {
+class ConfigStore;
+}  // namespace sluice::control
+
 namespace sluice::server {
 
-class ConfigStore;
+class AccessKeeper;
 struct AdminAccess;
 struct AdminRequest;
 
@@ -28,7 +32,9 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   // Registers its own counters with `registry`, and serves the registry's text on /metrics.
   // `config_work` runs the handlers that parse or change the config (PUT, DELETE, :validate),
   // one at a time, off the loop that serves requests.
-  AdminService(std::shared_ptr<ConfigStore> store, metrics::Registry& registry,
+  // `access`: who may use the admin listener, as the rules in force say.
+  AdminService(std::shared_ptr<control::ConfigStore> store,
+               std::shared_ptr<const AccessKeeper> access, metrics::Registry& registry,
                boost::asio::any_io_executor config_work);
 
   Reply healthz(const AdminRequest& request);
@@ -64,7 +70,8 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
  private:
   void collect(metrics::Sink& sink) const;
 
-  std::shared_ptr<ConfigStore> store_;
+  std::shared_ptr<control::ConfigStore> store_;
+  std::shared_ptr<const AccessKeeper> access_;
   metrics::Registry& registry_;
   engine::Loop* loop_ = nullptr;
   const core::Clock* clock_ = nullptr;

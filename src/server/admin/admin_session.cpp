@@ -17,7 +17,7 @@
 
 #include "admin_router.hpp"
 #include "admin_service.hpp"
-#include "sluice/engine/shared_handler.hpp"
+#include "sluice/support/shared_handler.hpp"
 
 namespace sluice::server {
 namespace {
@@ -138,7 +138,7 @@ asio::awaitable<Reply> AdminSession::settle(Reply reply) {
   // such a lambda's captures twice (asio issue #1007), here the strand's reference count, which
   // freed the strand under the session's next timer (found by the ASan run).
   auto initiation = [&later, strand = stream_.get_executor()](auto handler) {
-    later([done = engine::shared_handler(std::move(handler)), strand](Reply r) {
+    later([done = support::shared_handler(std::move(handler)), strand](Reply r) {
       asio::post(strand, [done, r = std::move(r)]() mutable { done(std::move(r)); });
     });
   };

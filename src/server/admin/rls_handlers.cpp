@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "config_store.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rls.hpp"
+#include "sluice/control/config_store.hpp"
 
 namespace sluice::server {
 namespace {
@@ -120,10 +120,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 Reply list_rls_domains(const ConfigStore& store) {
-  const auto snapshot = store.engine().snapshot();
+  const auto rules = store.rules();
   json::array domains;
-  if (snapshot->rules.rls) {
-    for (const auto& d : snapshot->rules.rls->domains) {
+  if (rules->rls) {
+    for (const auto& d : rules->rls->domains) {
       json::object row = domain_json(d);
       row["file"] = d.file;  // "" for the config's own
       domains.push_back(std::move(row));
@@ -134,8 +134,8 @@ Reply list_rls_domains(const ConfigStore& store) {
 
 Reply get_rls_domain(const ConfigStore& store, const std::string& name) {
   if (auto refused = bad_name(name)) return *refused;
-  const auto snapshot = store.engine().snapshot();
-  const RlsDomain* domain = find_domain(snapshot->rules, name);
+  const auto rules = store.rules();
+  const RlsDomain* domain = find_domain(*rules, name);
   if (domain == nullptr) return not_found(name);
   return json_reply(200, domain_json(*domain));
 }
@@ -202,7 +202,7 @@ Reply reload_files(ConfigStore& store) {
                        "--rls-config");
   }
   const std::vector<std::string> errors = store.reload();
-  const auto version = store.engine().snapshot()->version;
+  const auto version = store.engine().version();
   if (!errors.empty()) {
     // The version still in force: the refused files changed nothing.
     json::object body = {{"error", errors.front()}, {"version", version}};

@@ -16,9 +16,12 @@
 
 #include "admin_reply.hpp"
 
-namespace sluice::server {
-
+namespace sluice::server {}  // namespace sluice::server
+namespace sluice::control {
 class ConfigStore;
+}  // namespace sluice::control
+namespace sluice::server {
+using control::ConfigStore;
 
 Reply list_rls_domains(const ConfigStore& store);
 Reply get_rls_domain(const ConfigStore& store, const std::string& name);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sluice/config/rule_text_cache.hpp"
+
 namespace sluice::config {
 namespace {
 
@@ -340,6 +342,28 @@ rules:
   expect_same(rs, *again.rules);
   EXPECT_EQ(again.rules->access_log, "null");
   EXPECT_EQ(again.rules->rules[0].key[1].name, "- [a, b]: #c");
+}
+
+TEST(ConfigWriter, ACacheOfRuleTextsWritesTheSameTextAfterEveryKindOfChange) {
+  RuleSet rs = load_ok(R"(rules:
+  a: {limit: "gcra:rate=1/s,burst=1", key: client_ip}
+  b: {limit: "token-bucket:rate=10/s,burst=20", key: "header:X-User", body: "no\n"}
+  c: {limit: "fixed-window:limit=5,window=1m", key: [client_ip, path]}
+)");
+  RuleTextCache cache;
+  EXPECT_EQ(to_yaml(rs, cache), to_yaml(rs));
+  rs.rules[1].status = 503;  // a change in place
+  EXPECT_EQ(to_yaml(rs, cache), to_yaml(rs));
+  rs.rules.erase(rs.rules.begin());  // every rule after it moves
+  EXPECT_EQ(to_yaml(rs, cache), to_yaml(rs));
+  Rule d = rs.rules[0];
+  d.name = "d";
+  rs.rules.push_back(d);  // a copy under a new name
+  EXPECT_EQ(to_yaml(rs, cache), to_yaml(rs));
+  rs.rules.clear();
+  EXPECT_EQ(to_yaml(rs, cache), to_yaml(rs));
+  Loaded again = load_config_text(to_yaml(rs, cache), "written.yaml");
+  EXPECT_TRUE(again.rules) << all_errors(again);
 }
 
 TEST(ParseRule, ReadsTheJsonOfTheAdminApi) {

@@ -10,9 +10,9 @@
 #include <boost/asio/strand.hpp>
 #include <memory>
 
-namespace sluice::server {
+namespace sluice::control {
 
-class ConfigStore;
+class ConfigStore;  // sluice/control/config_store.hpp
 
 class ConfigWatcher : public std::enable_shared_from_this<ConfigWatcher> {
  public:
@@ -33,4 +33,4 @@ class ConfigWatcher : public std::enable_shared_from_this<ConfigWatcher> {
   bool stopped_ = false;
 };
 
-}  // namespace sluice::server
+}  // namespace sluice::control

@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace sluice::engine {
+namespace sluice::support {
 
 // Calling the result (once) calls `handler` with the same arguments; copies share it.
 template <class Handler>
@@ -16,4 +16,4 @@ auto shared_handler(Handler&& handler) {
   return [shared](auto&&... args) { std::move (*shared)(std::forward<decltype(args)>(args)...); };
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::support

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-namespace sluice::server {
+namespace sluice::control {
 namespace {
 
 core::Error failure(std::string_view step, const std::string& path, int err) {
@@ -86,4 +86,4 @@ core::Expected<bool> write_file_atomically(const std::string& path, std::string_
   return true;
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::control

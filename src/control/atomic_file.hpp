@@ -7,10 +7,10 @@
 
 #include "sluice/core/expected.hpp"
 
-namespace sluice::server {
+namespace sluice::control {
 
 // Keeps the file's permission bits (new files: 0644 less the umask). A symlink is followed:
 // its target is replaced, the link stays. Errors name the file and the failing step.
 core::Expected<bool> write_file_atomically(const std::string& path, std::string_view content);
 
-}  // namespace sluice::server
+}  // namespace sluice::control

@@ -1,5 +1,5 @@
-// ConfigStore (config_store.hpp): reload, poll and API changes under one lock.
-#include "config_store.hpp"
+// ConfigStore (sluice/control/config_store.hpp): reload, poll and changes under one lock.
+#include "sluice/control/config_store.hpp"
 
 #include <sys/stat.h>
 
@@ -8,9 +8,8 @@
 #include <utility>
 
 #include "atomic_file.hpp"
-#include "sluice/clock/clocks.hpp"
 
-namespace sluice::server {
+namespace sluice::control {
 namespace {
 
 void log_line(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
@@ -24,20 +23,6 @@ std::vector<std::string> formatted(const std::vector<config::ConfigError>& error
 
 }  // namespace
 
-config::RuleSet ConfigStore::for_file(const config::RuleSet& next) const {
-  // Listener addresses may come from `sluice serve` flags, which override the file for this
-  // run only: the file keeps its own. (They take effect at start-up, not on reload.)
-  config::RuleSet out = next;
-  const config::Loaded on_disk = config::load_config_file(path_, rls_files_, max_size_);
-  if (on_disk.rules) {
-    out.listen = on_disk.rules->listen;
-    out.admin = on_disk.rules->admin;
-    out.check = on_disk.rules->check;
-    out.workers = on_disk.rules->workers;
-  }
-  return out;
-}
-
 FileStamp stamp_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};
@@ -47,22 +32,42 @@ FileStamp stamp_of(const std::string& path) {
 }
 
 ConfigStore::ConfigStore(engine::Engine& engine, std::string path,
-                         std::vector<std::string> rls_files, std::size_t max_size)
+                         std::vector<std::string> rls_files, std::size_t max_size,
+                         const core::Clock& clock)
     : engine_(engine),
       path_(std::move(path)),
       file_name_(path_.empty() ? std::string("admin") : path_),
       rls_files_(std::move(rls_files)),
       max_size_(max_size),
+      clock_(clock),
       seen_(path_.empty() ? FileStamp{} : stamp_of(path_)) {
   seen_all_ = stamps();
+  // serve starts the engine with the file's own rules (its flags override only what it binds).
+  remember_file_listeners(*engine_.rules());
+}
+
+void ConfigStore::remember_file_listeners(const config::RuleSet& as_read) {
+  file_listeners_.listen = as_read.listen;
+  file_listeners_.admin = as_read.admin;
+  file_listeners_.check = as_read.check;
+  file_listeners_.workers = as_read.workers;
+}
+
+std::string ConfigStore::file_text(const config::RuleSet& next) {
+  config::RuleSet out = next;
+  out.listen = file_listeners_.listen;
+  out.admin = file_listeners_.admin;
+  out.check = file_listeners_.check;
+  out.workers = file_listeners_.workers;
+  return config::to_yaml(out, texts_);
 }
 
 std::vector<std::pair<std::string, FileStamp>> ConfigStore::stamps() const {
   std::vector<std::string> paths;
   if (!path_.empty()) paths.push_back(path_);
-  const auto snapshot = engine_.snapshot();
-  if (snapshot->rules.rls) {
-    for (const auto& d : snapshot->rules.rls->domains) {
+  const auto rules = engine_.rules();
+  if (rules->rls) {
+    for (const auto& d : rules->rls->domains) {
       if (!d.file.empty()) paths.push_back(d.file);
     }
   }
@@ -72,6 +77,29 @@ std::vector<std::pair<std::string, FileStamp>> ConfigStore::stamps() const {
   std::vector<std::pair<std::string, FileStamp>> out;
   for (auto& p : paths) out.emplace_back(p, stamp_of(p));
   return out;
+}
+
+std::vector<std::string> ConfigStore::guard_problems(const config::RuleSet& rules) const {
+  std::vector<std::string> out;
+  for (const Guard& g : guards_) {
+    auto problems = g.check(rules);
+    out.insert(out.end(), problems.begin(), problems.end());
+  }
+  return out;
+}
+
+void ConfigStore::tell_guards(const config::RuleSet& rules) const {
+  for (const Guard& g : guards_) g.applied(rules);
+}
+
+std::vector<std::string> ConfigStore::add_guard(Guard guard) {
+  std::lock_guard lock(mutex_);
+  const auto rules = engine_.rules();
+  auto problems = guard.check(*rules);
+  if (!problems.empty()) return problems;
+  guard.applied(*rules);
+  guards_.push_back(std::move(guard));
+  return {};
 }
 
 std::vector<std::string> ConfigStore::reload() {
@@ -94,7 +122,7 @@ config::Loaded ConfigStore::load() const {
   config::Loaded loaded = config::load_rls_files(rls_files_, max_size_);
   if (loaded.rules) {
     // The domains the admin API made (no file) stay; those of the files are read anew.
-    config::RuleSet rules = engine_.snapshot()->rules;
+    config::RuleSet rules = *engine_.rules();
     config::RlsSettings next = *loaded.rules->rls;
     if (rules.rls) {
       for (const auto& d : rules.rls->domains) {
@@ -107,27 +135,6 @@ config::Loaded ConfigStore::load() const {
   return loaded;
 }
 
-core::Expected<AdminAccess> ConfigStore::access_of(const config::RuleSet& rules) const {
-  auto access = resolve_access(rules, file_name_);
-  if (!access) return access;
-  if (auto problem =
-          exposure_problem(admin_, *access, insecure_flag_ || rules.admin_auth.insecure)) {
-    return core::make_error(
-        config::ConfigError{file_name_, rules.admin_auth.line, *problem}.format());
-  }
-  return access;
-}
-
-std::vector<std::string> ConfigStore::start_access(ListenerInfo admin, bool insecure_flag) {
-  std::lock_guard lock(mutex_);
-  admin_ = std::move(admin);
-  insecure_flag_ = insecure_flag;
-  auto access = access_of(engine_.snapshot()->rules);
-  if (!access) return {access.error()};
-  access_.exchange(std::make_shared<const AdminAccess>(*access));
-  return {};
-}
-
 std::vector<std::string> ConfigStore::reload_locked() {
   // Stamp before reading: a write racing with the read shows up as a change at the next poll.
   seen_ = path_.empty() ? FileStamp{} : stamp_of(path_);
@@ -135,15 +142,17 @@ std::vector<std::string> ConfigStore::reload_locked() {
   config::Loaded loaded = load();
   std::vector<std::string> errors = formatted(loaded.errors);
   if (errors.empty() && loaded.rules) {
-    // The token is read with the rules, so a reload rotates it; a file that names an unreadable
-    // one, or takes the token off an exposed listener, is refused like any bad file.
-    auto access = access_of(*loaded.rules);
-    if (!access) {
-      errors.push_back(access.error());
-    } else {
-      errors = engine_.apply(std::move(*loaded.rules), clock::steady_clock().now());
+    // The guards see the rules before they are in force: a file that names an unreadable token,
+    // or takes the token off an exposed listener, is refused like any bad file.
+    errors = guard_problems(*loaded.rules);
+    if (errors.empty()) {
+      config::RuleSet as_read = *loaded.rules;
+      errors = engine_.apply(std::move(*loaded.rules), clock_.now());
       seen_all_ = stamps();  // the files of the rules now in force
-      if (errors.empty()) access_.exchange(std::make_shared<const AdminAccess>(*access));
+      if (errors.empty()) {
+        if (!path_.empty()) remember_file_listeners(as_read);
+        tell_guards(*engine_.rules());
+      }
     }
   } else if (errors.empty()) {
     errors.push_back(file_name_ + ": cannot be loaded");
@@ -157,15 +166,15 @@ std::vector<std::string> ConfigStore::reload_locked() {
   }
   reloads_ok_.fetch_add(1, std::memory_order_relaxed);
   log_line("sluice: config reloaded from " + (path_.empty() ? std::string("RLS files") : path_) +
-           " (version " + std::to_string(engine_.snapshot()->version) + ")");
+           " (version " + std::to_string(engine_.version()) + ")");
   return {};
 }
 
 ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& edit) {
   std::lock_guard lock(mutex_);
   ChangeOutcome out;
-  const auto before = engine_.snapshot();
-  config::RuleSet next = before->rules;
+  const auto before = engine_.rules();
+  config::RuleSet next = *before;
   if (!edit(next)) return out;
 
   const bool write_back = !path_.empty() && next.write_back;
@@ -177,10 +186,13 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     return out;
   }
   out.errors = config::validate(next, file_name_);
+  for (auto& message : guard_problems(next)) {
+    out.errors.push_back(config::ConfigError{file_name_, 0, std::move(message)});
+  }
   std::string yaml;
-  if (out.errors.empty() && write_back) yaml = config::to_yaml(for_file(next));
+  if (out.errors.empty() && write_back) yaml = file_text(next);
   if (out.errors.empty()) {
-    for (auto& message : engine_.apply(std::move(next), clock::steady_clock().now())) {
+    for (auto& message : engine_.apply_validated(std::move(next), clock_.now())) {
       out.errors.push_back(config::ConfigError{file_name_, 0, std::move(message)});
     }
   }
@@ -192,7 +204,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     auto written = write_file_atomically(path_, yaml);
     if (!written) {
       // All or nothing: the engine goes back to the rules the file still holds.
-      engine_.apply(before->rules, clock::steady_clock().now());
+      engine_.apply(*before, clock_.now());
       out.kind = ChangeOutcome::Kind::kWriteFailed;
       out.problem = "not applied: " + written.error();
       log_line("sluice: admin change not applied: " + written.error());
@@ -201,8 +213,9 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
     seen_ = stamp_of(path_);
   }
   seen_all_ = stamps();  // what was written is not a change on disk to reload
+  tell_guards(*engine_.rules());
   out.kind = ChangeOutcome::Kind::kApplied;
   return out;
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::control

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <csignal>
 
-#include "config_store.hpp"
+#include "sluice/control/config_store.hpp"
 #include "sluice/notify/service_notify.hpp"
 
-namespace sluice::server {
+namespace sluice::control {
 
 namespace asio = boost::asio;
 
@@ -55,4 +55,4 @@ void ConfigWatcher::wait_tick() {
   });
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::control

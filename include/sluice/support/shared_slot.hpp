@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-namespace sluice::engine {
+namespace sluice::support {
 
 template <class T>
 class SharedSlot {
@@ -30,4 +30,4 @@ class SharedSlot {
   std::shared_ptr<const T> value_;
 };
 
-}  // namespace sluice::engine
+}  // namespace sluice::support
