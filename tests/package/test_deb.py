@@ -233,3 +233,10 @@ def test_the_library_package_holds_the_library_in_the_multiarch_directory(packag
     # Where Debian's pkg-config looks without PKG_CONFIG_PATH, cross wrappers included.
     assert f"/{libdir}/pkgconfig" in run("pkg-config", "--variable", "pc_path",
                                          "pkg-config").split(":")
+    # The packaged (dh_strip-like stripped) library links: examples/embed built against it.
+    env = dict(os.environ, PKG_CONFIG_PATH=str(tmp_path / libdir / "pkgconfig"))
+    flags = run("pkg-config", "--cflags", "--libs", "sluice", env=env).split()
+    binary = tmp_path / "embed"
+    run("g++", "-std=c++17", os.path.join(SOURCE, "examples", "embed", "main.cpp"), *flags, "-o",
+        str(binary))
+    assert run(str(binary)).startswith(f"libsluice {project_version()}\n")
