@@ -17,7 +17,7 @@ set(CPACK_COMPONENTS_ALL daemon dev)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 
 # Whoever builds and distributes the packages. At the first configure it defaults to
-# "$DEBFULLNAME <$DEBEMAIL>", the variables devscripts (dch, debchange) read. Without them it is
+# "$DEBFULLNAME <$DEBEMAIL>", the variables devscripts (dch, debchange) read. Without both it is
 # the project's placeholder, which names no one: `make package` then warns (below).
 set(sluice_deb_placeholder "Sluice maintainers <maintainers@sluice.invalid>")
 set(sluice_deb_maintainer "${sluice_deb_placeholder}")
