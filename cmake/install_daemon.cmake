@@ -1,7 +1,8 @@
 # The daemon as installed (docs/packaging.md), component `daemon`: the binary, its man page
-# (built from the help by help2man), bash completion, the documentation, the default config
-# and the systemd unit. Included by the top-level CMakeLists after src/cli.
-include(GNUInstallDirs)
+# (built from the help by help2man), bash completion, the default config and the systemd unit
+# (the documentation: cmake/install_docs.cmake). Included by the top-level CMakeLists after
+# src/cli.
+include(${CMAKE_CURRENT_LIST_DIR}/install_dirs.cmake)
 
 install(TARGETS sluice RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
 
@@ -24,12 +25,6 @@ endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/bash-completion/sluice
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT daemon)
-
-# The docs are flat and link to each other by file name, so they read the same installed.
-file(GLOB sluice_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${sluice_docs} ${PROJECT_SOURCE_DIR}/README.md
-              ${PROJECT_SOURCE_DIR}/packaging/debian/copyright
-        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
 
 # The config and the unit go where the prefix says at install time, not at configure time:
 # one build tree serves `cmake --install --prefix DIR` and the Debian package (prefix /usr).

@@ -2,7 +2,7 @@
 # BUILD_SHARED_LIBS) is on, made of the objects of the layers the public API needs; the
 # public headers; a CMake package (find_package(Sluice) -> Sluice::sluice) and a pkg-config
 # file (sluice.pc). Included by the top-level CMakeLists after the layers are defined.
-include(GNUInstallDirs)
+include(${CMAKE_CURRENT_LIST_DIR}/install_dirs.cmake)
 include(CMakePackageConfigHelpers)
 
 option(SLUICE_SHARED "Install libsluice as a shared library instead of a static one"

@@ -10,12 +10,27 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "The Sluice authors")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/cpack_strip.cmake)  # dh_strip's rest
+set(CPACK_SLUICE_STRIP ${CMAKE_STRIP})
+set(CPACK_SLUICE_LIBDIR ${CMAKE_INSTALL_LIBDIR})
 set(CPACK_COMPONENTS_ALL daemon dev)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 
-set(SLUICE_DEB_MAINTAINER "Sluice maintainers <maintainers@sluice.invalid>"
+# Whoever builds and distributes the packages. At the first configure it defaults to
+# "$DEBFULLNAME <$DEBEMAIL>", the variables devscripts (dch, debchange) read. Without both it is
+# the project's placeholder, which names no one: `make package` then warns (below).
+set(sluice_deb_placeholder "Sluice maintainers <maintainers@sluice.invalid>")
+set(sluice_deb_maintainer "${sluice_deb_placeholder}")
+if("$ENV{DEBEMAIL}" MATCHES "^[^<>]+ <[^<>@ ]+@[^<>@ ]+>$")
+  set(sluice_deb_maintainer "$ENV{DEBEMAIL}")  # DEBEMAIL="Name <mail>", as dch allows
+elseif("$ENV{DEBEMAIL}" MATCHES "^[^<>@ ]+@[^<>@ ]+$" AND NOT "$ENV{DEBFULLNAME}" STREQUAL "")
+  set(sluice_deb_maintainer "$ENV{DEBFULLNAME} <$ENV{DEBEMAIL}>")
+endif()
+set(SLUICE_DEB_MAINTAINER "${sluice_deb_maintainer}"
     CACHE STRING "The Maintainer field of the Debian packages")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${SLUICE_DEB_MAINTAINER}")
+set(CPACK_SLUICE_PLACEHOLDER_MAINTAINER "${sluice_deb_placeholder}")
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/cpack_project_config.cmake)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # NAME_VERSION_ARCH.deb
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

@@ -19,8 +19,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   python3-grpcio python3-grpc-tools python3-protobuf
   # shipping (docs/packaging.md): systemd readiness, the man page, the .deb (dpkg-shlibdeps and
-  # file for CPack) and its test (dpkg-deb, systemd-analyze verify, man -l)
-  libsystemd-dev help2man dpkg-dev file systemd man-db
+  # file for CPack) and its tests (dpkg-deb, systemd-analyze verify, man -l, lintian)
+  libsystemd-dev help2man dpkg-dev file systemd man-db lintian
 )
 
 # One dpkg-query for all of them (a call per package costs about 10 ms each: `make run` and

@@ -4,6 +4,7 @@ it reports READY=1 on $NOTIFY_SOCKET, answers /healthz, reloads on SIGHUP (RELOA
 READY=1) and says STOPPING=1 on SIGTERM. The conffile list, the maintainer scripts, the man
 page and the unit (systemd-analyze verify and security, on the unpacked tree) are checked too.
 """
+import gzip
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from package_support import BUILD, SOURCE, project_version, run  # noqa: E402
+from package_support import SOURCE, build_packages, multiarch, project_version, run  # noqa: E402
 
 sys.path.insert(0, os.path.join(SOURCE, "tests", "integration"))
 from integration_support import free_port, terminate  # noqa: E402
@@ -24,9 +25,7 @@ from integration_support import free_port, terminate  # noqa: E402
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cpack")
-    run("cpack", "-G", "DEB", "--config", os.path.join(BUILD, "CPackConfig.cmake"), "-B", str(out))
-    return out
+    return build_packages(tmp_path_factory.mktemp("cpack"))
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +60,9 @@ def test_the_files_a_user_expects(deb, root):
     for path in ["usr/bin/sluice", "usr/share/man/man1/sluice.1.gz",
                  "usr/share/bash-completion/completions/sluice", "etc/sluice/sluice.yaml",
                  "lib/systemd/system/sluice.service", "usr/share/doc/sluice/copyright",
-                 "usr/share/doc/sluice/configuration.md", "usr/share/doc/sluice/library.md",
-                 "usr/share/doc/sluice/packaging.md"]:
+                 "usr/share/doc/sluice/changelog.gz", "usr/share/doc/sluice/README.md.gz",
+                 "usr/share/doc/sluice/configuration.md.gz", "usr/share/doc/sluice/library.md.gz",
+                 "usr/share/doc/sluice/packaging.md.gz"]:
         assert (root / path).is_file(), path
     with open(os.path.join(SOURCE, "packaging", "bash-completion", "sluice")) as f:
         assert (root / "usr/share/bash-completion/completions/sluice").read_text() == f.read()
@@ -200,10 +200,43 @@ def test_the_man_page_documents_each_subcommand_with_its_example(root):
     assert "/etc/sluice/sluice.yaml" in page and "SIGHUP" in page
 
 
-def test_the_library_package_holds_the_installed_library(packages, tmp_path):
+def test_the_docs_are_compressed_and_the_copyright_is_not(root):
+    # Debian policy 12.3: gzip -9n, so the same doc makes the same bytes (no name, no time).
+    docs = root / "usr/share/doc/sluice"
+    names = sorted(os.listdir(docs))
+    assert [n for n in names if not n.endswith(".gz")] == ["copyright"], names
+    with open(os.path.join(SOURCE, "docs", "configuration.md"), "rb") as f:
+        assert gzip.decompress((docs / "configuration.md.gz").read_bytes()) == f.read()
+    header = (docs / "configuration.md.gz").read_bytes()[:10]
+    assert header[3] & 0x08 == 0 and header[4:8] == b"\0\0\0\0"  # no FNAME, MTIME 0
+    assert header[8] == 2  # XFL 2: compressed at -9
+
+
+def test_the_changelog_is_this_version(root):
+    fields = run("dpkg-parsechangelog", "-l", "-", "-S", "Version",
+                 input=gzip.decompress((root / "usr/share/doc/sluice/changelog.gz").read_bytes())
+                 .decode())
+    assert fields == f"{project_version()}\n"
+
+
+def test_the_library_package_holds_the_library_in_the_multiarch_directory(packages, tmp_path):
     run("dpkg-deb", "-x", str(packages / f"libsluice-dev_{project_version()}_amd64.deb"),
         str(tmp_path))
+    libdir = f"usr/lib/{multiarch()}"
     for path in ["usr/include/sluice/limiter.hpp", "usr/include/sluice/keyed_limiter.hpp",
-                 "usr/lib/libsluice.a", "usr/lib/cmake/Sluice/SluiceConfig.cmake",
-                 "usr/lib/pkgconfig/sluice.pc"]:
+                 f"{libdir}/libsluice.a", f"{libdir}/cmake/Sluice/SluiceConfig.cmake",
+                 f"{libdir}/pkgconfig/sluice.pc", "usr/share/doc/libsluice-dev/copyright",
+                 "usr/share/doc/libsluice-dev/changelog.gz",
+                 "usr/share/doc/libsluice-dev/library.md.gz"]:
         assert (tmp_path / path).is_file(), path
+    assert not (tmp_path / "usr/lib/libsluice.a").exists()
+    # Where Debian's pkg-config looks without PKG_CONFIG_PATH, cross wrappers included.
+    assert f"/{libdir}/pkgconfig" in run("pkg-config", "--variable", "pc_path",
+                                         "pkg-config").split(":")
+    # The packaged (dh_strip-like stripped) library links: examples/embed built against it.
+    env = dict(os.environ, PKG_CONFIG_PATH=str(tmp_path / libdir / "pkgconfig"))
+    flags = run("pkg-config", "--cflags", "--libs", "sluice", env=env).split()
+    binary = tmp_path / "embed"
+    run("g++", "-std=c++17", os.path.join(SOURCE, "examples", "embed", "main.cpp"), *flags, "-o",
+        str(binary))
+    assert run(str(binary)).startswith(f"libsluice {project_version()}\n")

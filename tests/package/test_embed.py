@@ -10,7 +10,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from package_support import BUILD, SOURCE, project_version, run  # noqa: E402
+from package_support import BUILD, SOURCE, multiarch, project_version, run  # noqa: E402
 
 EXAMPLE = os.path.join(SOURCE, "examples", "embed")
 PUBLIC_HEADERS = ["decision.hpp", "keyed_limiter.hpp", "limit.hpp", "limiter.hpp", "sluice.hpp",
@@ -36,12 +36,19 @@ def prefix(tmp_path_factory):
     return moved
 
 
-def test_installs_the_public_headers_and_one_library(prefix):
+def libdir(prefix):
+    """Where the library and its package files are installed: Debian's multiarch directory
+    under every prefix (cmake/install_dirs.cmake)."""
+    return prefix / "lib" / multiarch()
+
+
+def test_installs_the_public_headers_and_one_library_in_the_multiarch_directory(prefix):
     assert sorted(os.listdir(prefix / "include" / "sluice")) == PUBLIC_HEADERS
-    libs = sorted(f for f in os.listdir(prefix / "lib") if f.startswith("libsluice"))
+    libs = sorted(f for f in os.listdir(libdir(prefix)) if f.startswith("libsluice"))
     assert libs == ["libsluice.a"]
-    assert (prefix / "lib" / "cmake" / "Sluice" / "SluiceConfig.cmake").is_file()
-    assert (prefix / "lib" / "pkgconfig" / "sluice.pc").is_file()
+    assert (libdir(prefix) / "cmake" / "Sluice" / "SluiceConfig.cmake").is_file()
+    assert (libdir(prefix) / "pkgconfig" / "sluice.pc").is_file()
+    assert not [f for f in os.listdir(prefix / "lib") if f.startswith("libsluice")]
 
 
 def test_each_installed_header_compiles_alone_as_cxx17(prefix, tmp_path):
@@ -64,9 +71,9 @@ def test_example_built_with_find_package_runs(prefix, tmp_path):
 
 
 def test_example_built_with_pkg_config_runs(prefix, tmp_path):
-    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
+    env = dict(os.environ, PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"))
     flags = run("pkg-config", "--cflags", "--libs", "sluice", env=env).split()
-    assert f"-L{prefix}/lib/pkgconfig/../../lib" in flags
+    assert f"-L{libdir(prefix)}/pkgconfig/../../../lib/{multiarch()}" in flags
     binary = tmp_path / "embed"
     run("g++", "-std=c++17", os.path.join(EXAMPLE, "main.cpp"), *flags, "-o", str(binary))
     assert run(str(binary)) == expected_output()
