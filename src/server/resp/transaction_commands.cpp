@@ -4,6 +4,8 @@
 #include <openssl/crypto.h>
 #include <strings.h>
 
+#include "auth_guard.hpp"
+
 namespace sluice::server::resp {
 namespace {
 
@@ -13,6 +15,11 @@ bool is(std::string_view name, std::string_view command) {
 }
 
 }  // namespace
+
+void refuse_transaction(ClientState& client) {
+  client.multi_refused = true;
+  client.queued.drop();  // EXEC will not run them
+}
 
 void transaction_command(ClientState& client, proto::resp::ReplyWriter& out,
                          std::string_view name) {
@@ -56,10 +63,8 @@ void auth(Context& ctx, std::span<const std::string_view> args) {
   }
   const std::string_view user = args.size() == 3 ? args[1] : std::string_view("default");
   const std::string_view password = args.back();
-  if (!credentials_match(*snap->rules.resp, user, password)) {
-    ctx.client.authenticated = false;
-    return ctx.out.error("WRONGPASS invalid username-password pair or user is disabled.");
-  }
+  if (!auth_admitted(ctx, user)) return;
+  if (!credentials_match(*snap->rules.resp, user, password)) return auth_failed(ctx, user);
   ctx.client.authenticated = true;
   ctx.out.simple("OK");
 }
