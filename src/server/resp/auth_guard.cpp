@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sluice/core/rate.hpp"
 #include "sluice/core/utf8.hpp"
 #include "sluice/engine/ask.hpp"
 
@@ -15,11 +16,16 @@ constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 constexpr std::size_t kLoggedUserBytes = 64;
 
-const config::RespSettings& settings(Context& ctx) {
-  static const config::RespSettings kDefaults;
-  const auto& resp = ctx.loop.snapshot()->rules.resp;
-  return resp ? *resp : kDefaults;
-}
+// The snapshot is held, not referred to: a decision may move the loop to a newer one.
+struct Settings {
+  explicit Settings(Context& ctx) : snapshot(ctx.loop.snapshot()) {}
+  const config::RespSettings& operator*() const {
+    static const config::RespSettings kDefaults;
+    return snapshot->rules.resp ? *snapshot->rules.resp : kDefaults;
+  }
+  const config::RespSettings* operator->() const { return &**this; }
+  std::shared_ptr<const engine::Snapshot> snapshot;
+};
 
 // Asks the engine about the peer's failures: cost 0 looks, cost 1 charges one.
 core::Decision ask_peer(Context& ctx, const config::RespSettings& r, std::int64_t cost) {
@@ -56,9 +62,8 @@ void log_failure(Context& ctx, std::string_view user, const std::string& why) {
 
 // The failure's reply, count and line; the connection's last one closes it.
 void fail(Context& ctx, std::string_view user, std::string reply, std::string why) {
-  const config::RespSettings& r = settings(ctx);
-  ctx.client.authenticated = false;
-  if (++ctx.client.auth_failures >= r.max_auth_failures) {
+  const Settings r(ctx);
+  if (++ctx.client.auth_failures >= r->max_auth_failures) {
     const std::string closing = "closing the connection after " +
                                 std::to_string(ctx.client.auth_failures) +
                                 " failed AUTHs (resp.max_auth_failures)";
@@ -84,20 +89,20 @@ std::string peer_of(const boost::asio::ip::address& ip) {
 }
 
 bool auth_admitted(Context& ctx, std::string_view user) {
-  const config::RespSettings& r = settings(ctx);
-  if (ask_peer(ctx, r, 0).remaining >= 1) return true;
+  const Settings r(ctx);
+  if (ask_peer(ctx, *r, 0).remaining >= 1) return true;
   ctx.server.auth_refused.fetch_add(1, std::memory_order_relaxed);
   const std::string over = "too many failed AUTHs from " + ctx.client.peer +
-                           " (resp.auth_failure_burst " + std::to_string(r.auth_failure_burst) +
+                           " (resp.auth_failure_burst " + std::to_string(r->auth_failure_burst) +
                            ", then resp.auth_failure_rate " +
-                           core::format_rate(r.auth_failure_rate) + ")";
+                           core::format_rate(r->auth_failure_rate) + ")";
   fail(ctx, user, "ERR AUTH not checked: " + over + "; try again later.", "not checked: " + over);
   return false;
 }
 
 void auth_failed(Context& ctx, std::string_view user) {
   ctx.server.auth_wrong.fetch_add(1, std::memory_order_relaxed);
-  ask_peer(ctx, settings(ctx), 1);
+  ask_peer(ctx, *Settings(ctx), 1);
   fail(ctx, user, std::string(kWrongPass), "wrong user or password");
 }
 

@@ -60,7 +60,7 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
     if (equals_nocase(args[j], "AUTH") && left >= 2) {
       // With resp.password_file/env: the configured user and password; without: like Redis's
       // default user with `nopass`, "default" with any password.
-      const auto& snap = ctx.loop.snapshot();
+      const auto snap = ctx.loop.snapshot();  // a copy, as in auth()
       const bool configured = snap->rules.resp && !snap->rules.resp->password.empty();
       if (configured) {
         if (!auth_admitted(ctx, args[j + 1])) return;

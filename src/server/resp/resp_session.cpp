@@ -138,7 +138,8 @@ asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
     co_return;
   }
   if (client_.in_multi && !is(name, "quit")) {
-    queue(writer, args, snap->rules.resp ? *snap->rules.resp : config::RespSettings{});
+    static const config::RespSettings kDefaults;  // no resp section: its defaults
+    queue(writer, args, snap->rules.resp ? *snap->rules.resp : kDefaults);
     co_return;
   }
   co_await run_one(writer, args);

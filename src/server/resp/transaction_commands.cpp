@@ -55,7 +55,8 @@ bool credentials_match(const config::RespSettings& resp, std::string_view user,
 }
 
 void auth(Context& ctx, std::span<const std::string_view> args) {
-  const auto& snap = ctx.loop.snapshot();
+  // A copy: AUTH's own decision may move the loop to a newer snapshot.
+  const auto snap = ctx.loop.snapshot();
   if (!snap->rules.resp || snap->rules.resp->password.empty()) {
     return ctx.out.error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
@@ -63,6 +64,8 @@ void auth(Context& ctx, std::span<const std::string_view> args) {
   }
   const std::string_view user = args.size() == 3 ? args[1] : std::string_view("default");
   const std::string_view password = args.back();
+  // A failed AUTH leaves the connection unauthenticated (as it always has here).
+  ctx.client.authenticated = false;
   if (!auth_admitted(ctx, user)) return;
   if (!credentials_match(*snap->rules.resp, user, password)) return auth_failed(ctx, user);
   ctx.client.authenticated = true;

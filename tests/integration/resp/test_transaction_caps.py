@@ -102,5 +102,5 @@ def test_what_a_queue_took_comes_back_when_its_client_closes(tmp_path):
             assert got.count(b"+QUEUED\r\n") == 1920
             assert s.rss_mib() - before > 12
             c.close()
-            wait_until(lambda: s.rss_mib() - before < 5, timeout=10,
+            wait_until(lambda: s.rss_mib() - before < 4, timeout=10,
                        what=f"RSS back near {before:.0f}MiB (now {s.rss_mib():.0f}MiB)")
