@@ -14,6 +14,10 @@ int run_check_config(const std::vector<std::string>& paths, const std::string& m
   for (const auto& path : paths) {
     const config::Loaded loaded = config::load_any_file(path, *cap);
     if (loaded.errors.empty()) {
+      // Warnings do not fail the check: the file loads, and serve would run it.
+      for (const auto& w : config::warnings(*loaded.rules, path)) {
+        std::fprintf(err, "%s\n", w.format().c_str());
+      }
       std::fprintf(out, "%s: ok\n", path.c_str());
       continue;
     }

@@ -450,4 +450,20 @@ std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_
   return std::move(errors).located(file_name);
 }
 
+std::vector<ConfigError> warnings(const RuleSet& rules, const std::string& file_name) {
+  std::vector<ConfigError> out;
+  if (rules.resp && !rules.resp->password.empty() &&
+      rules.resp->password.size() < kMinPasswordBytes) {
+    const RespSettings& r = *rules.resp;
+    const std::string field = r.password_file.empty() ? "resp.password_env" : "resp.password_file";
+    out.push_back(ConfigError{
+        file_name, r.password_line,
+        "warning: field " + quoted(field) + ": the password is " +
+            std::to_string(r.password.size()) + " bytes; use at least " +
+            std::to_string(kMinPasswordBytes) +
+            " random bytes (a short one can be guessed, even at resp.auth_failure_rate)"});
+  }
+  return out;
+}
+
 }  // namespace sluice::config

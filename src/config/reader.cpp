@@ -13,6 +13,7 @@
 #include "section.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/core/byte_size.hpp"
+#include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
@@ -295,6 +296,11 @@ constexpr std::size_t kMinMemory = 1024;  // well above one table bucket (8 keys
 
 constexpr std::size_t kMaxSecretFile = 4096;
 
+// resp.max_queued_bytes: room for a few commands at the least, and well under what a 32-bit
+// offset or a machine's memory would refuse at the most.
+constexpr std::size_t kMinQueuedBytes = 1024;
+constexpr std::size_t kMaxQueuedBytes = std::size_t{1} << 30;
+
 // A secret for AUTH: the first line of a file (a trailing newline dropped), or a variable.
 std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
   if (!resp.password_file.empty()) {
@@ -327,9 +333,33 @@ std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
   return std::string();
 }
 
+// What one client may cost: failed AUTHs, a transaction's queue.
+void read_resp_limits(Section& r, RespSettings& resp) {
+  if (auto m = r.number("max_auth_failures", 1, 1000000)) resp.max_auth_failures = *m;
+  if (auto b = r.number("auth_failure_burst", 1, 1000000)) resp.auth_failure_burst = *b;
+  if (auto rate = r.parsed<core::Rate>("auth_failure_rate", core::parse_rate)) {
+    resp.auth_failure_rate = *rate;
+    if (auto spec = spec::parse_limit_spec(resp.auth_failure_limit()); !spec) {
+      r.fail("auth_failure_rate", spec.error());
+    }
+  }
+  if (auto m = r.number("max_queued_commands", 1, 1000000)) resp.max_queued_commands = *m;
+  if (auto bytes = r.parsed<std::size_t>("max_queued_bytes", core::parse_bytes)) {
+    if (*bytes < kMinQueuedBytes || *bytes > kMaxQueuedBytes) {
+      r.fail("max_queued_bytes", core::format_bytes(*bytes) +
+                                     " is out of range (accepted: 1KiB to 1GiB; the default is "
+                                     "16MiB)");
+    } else {
+      resp.max_queued_bytes = *bytes;
+    }
+  }
+}
+
 std::optional<RespSettings> read_resp(Section& s) {
-  auto r = s.section("resp", {"listen", "storage", "on_failure", "local_share", "memory",
-                              "max_clients", "user", "password_file", "password_env"});
+  auto r = s.section(
+      "resp", {"listen", "storage", "on_failure", "local_share", "memory", "max_clients", "user",
+               "password_file", "password_env", "max_auth_failures", "auth_failure_burst",
+               "auth_failure_rate", "max_queued_commands", "max_queued_bytes"});
   if (!r) return std::nullopt;
   RespSettings resp;
   resp.line = s.line("resp");
@@ -352,7 +382,9 @@ std::optional<RespSettings> read_resp(Section& s) {
     r->fail("password_env", "give password_file or password_env, not both");
   } else if (auto secret = read_secret(*r, resp)) {
     resp.password = *secret;
+    resp.password_line = r->line(resp.password_file.empty() ? "password_env" : "password_file");
   }
+  read_resp_limits(*r, resp);
   return resp;
 }
 

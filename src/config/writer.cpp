@@ -16,6 +16,7 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_text_cache.hpp"
 #include "sluice/core/byte_size.hpp"
+#include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
 
 namespace sluice::config {
@@ -269,6 +270,11 @@ void emit_resp(YAML::Emitter& out, const RespSettings& r) {
     out << YAML::Key << (r.password_file.empty() ? "password_env" : "password_file") << YAML::Value
         << (r.password_file.empty() ? r.password_env : r.password_file);
   }
+  out << YAML::Key << "max_auth_failures" << YAML::Value << r.max_auth_failures;
+  out << YAML::Key << "auth_failure_burst" << YAML::Value << r.auth_failure_burst;
+  out << YAML::Key << "auth_failure_rate" << YAML::Value << core::format_rate(r.auth_failure_rate);
+  out << YAML::Key << "max_queued_commands" << YAML::Value << r.max_queued_commands;
+  out << YAML::Key << "max_queued_bytes" << YAML::Value << core::format_bytes(r.max_queued_bytes);
   out << YAML::EndMap;
 }
 

@@ -76,6 +76,11 @@ core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_o
 // runs the same checks.
 std::vector<ConfigError> validate(const RuleSet& rules, const std::string& file_name);
 
+// What loads but is unwise, each as "file:line: warning: ..." (check-config prints them and
+// still exits 0): a RESP password shorter than kMinPasswordBytes.
+std::vector<ConfigError> warnings(const RuleSet& rules, const std::string& file_name);
+inline constexpr std::size_t kMinPasswordBytes = 16;
+
 // Names of rules, routes and upstreams (they appear in admin URLs and metric labels): letters,
 // digits, '_', '-' and '.'. The problem in words, with the name escaped where it is not text
 // ("rule name 'a b' may hold only ..."), or nothing when `name` is fine.

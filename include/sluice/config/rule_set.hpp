@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/config/rls.hpp"
+#include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
@@ -144,7 +145,29 @@ struct RespSettings {
   std::string user = "default";
   std::string password_file;
   std::string password_env;
-  std::string password;  // the secret read from one of them; "" = no AUTH
+  std::string password;   // the secret read from one of them; "" = no AUTH
+  int password_line = 0;  // the line of password_file or password_env (check-config warns)
+  // Failed AUTHs (and HELLO ... AUTH) one connection may make; the last is answered
+  // WRONGPASS with the close said, and the connection closes (Redis closes a client that
+  // pipelines many).
+  std::int64_t max_auth_failures = 10;
+  // Each peer address (an IPv6 one by its /64) may fail AUTH auth_failure_burst times at
+  // once, then auth_failure_rate times a second, on all its connections together; over
+  // that, its AUTHs are refused without the password being looked at. The engine keeps the
+  // count (an inline GCRA, local to this instance).
+  std::int64_t auth_failure_burst = 100;
+  core::Rate auth_failure_rate{10, core::kNanosPerSecond};
+  // That count as the engine's inline limit: "gcra:rate=10/s,burst=99" (GCRA's burst + 1
+  // pass at once).
+  std::string auth_failure_limit() const {
+    return "gcra:rate=" + core::format_rate(auth_failure_rate) +
+           ",burst=" + std::to_string(auth_failure_burst - 1);
+  }
+  // MULTI: what one transaction may queue. The command that does not fit is answered
+  // -OOM and EXEC then answers EXECABORT, as Redis answers a queue over maxmemory. Bytes are
+  // the queued commands' argument bytes.
+  std::int64_t max_queued_commands = 10000;
+  std::size_t max_queued_bytes = 16u << 20;
   int line = 0;
 };
 

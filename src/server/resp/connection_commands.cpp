@@ -6,6 +6,7 @@
 #include <charconv>
 #include <string>
 
+#include "auth_guard.hpp"
 #include "transaction_commands.hpp"
 
 namespace sluice::server::resp {
@@ -59,11 +60,14 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
     if (equals_nocase(args[j], "AUTH") && left >= 2) {
       // With resp.password_file/env: the configured user and password; without: like Redis's
       // default user with `nopass`, "default" with any password.
-      const auto& snap = ctx.loop.snapshot();
+      const auto snap = ctx.loop.snapshot();  // a copy, as in auth()
       const bool configured = snap->rules.resp && !snap->rules.resp->password.empty();
-      const bool ok = configured ? credentials_match(*snap->rules.resp, args[j + 1], args[j + 2])
-                                 : equals_nocase(args[j + 1], "default");
-      if (!ok) {
+      if (configured) {
+        if (!auth_admitted(ctx, args[j + 1])) return;
+        if (!credentials_match(*snap->rules.resp, args[j + 1], args[j + 2])) {
+          return auth_failed(ctx, args[j + 1]);
+        }
+      } else if (!equals_nocase(args[j + 1], "default")) {
         return ctx.out.error("WRONGPASS invalid username-password pair or user is disabled.");
       }
       ctx.client.authenticated = true;

@@ -13,6 +13,7 @@
 #include "sluice/engine/loop.hpp"
 #include "sluice/proto/resp/reply_writer.hpp"
 #include "sluice/server/resp_server.hpp"
+#include "transaction_queue.hpp"
 
 namespace sluice::server::resp {
 
@@ -29,6 +30,16 @@ struct ServerState {
   std::atomic<std::uint64_t> rejected_connections{0};  // over resp.max_clients
   std::atomic<std::uint64_t> commands_processed{0};
   std::atomic<std::uint64_t> protocol_errors{0};
+  // AUTH (and HELLO ... AUTH) that did not authenticate: a wrong user or password, or one not
+  // looked at because its peer address is over resp.auth_failure_burst/rate.
+  std::atomic<std::uint64_t> auth_wrong{0};
+  std::atomic<std::uint64_t> auth_refused{0};
+  std::atomic<std::uint64_t> auth_closed{0};  // connections closed at resp.max_auth_failures
+  // MULTI: commands refused for a transaction's queue over its caps.
+  std::atomic<std::uint64_t> queue_refused{0};
+  // The stderr line about failed AUTHs: when the last was written, how many since went unsaid.
+  std::atomic<core::Nanos> auth_logged_at{0};
+  std::atomic<std::uint64_t> auth_unlogged{0};
 };
 
 // The server's counters in the metrics registry.
@@ -44,11 +55,13 @@ struct ClientState {
   core::Nanos created = 0;
   bool close_after_reply = false;  // QUIT, or a protocol error
   bool authenticated = false;      // AUTH passed (or none is configured)
+  std::int64_t auth_failures = 0;  // on this connection; it closes at resp.max_auth_failures
+  std::string peer;                // the address AUTH failures are counted under (auth_guard)
   // MULTI: the commands queued until EXEC, and whether one of them was refused on the way
   // (EXEC then answers EXECABORT, as Redis does).
   bool in_multi = false;
   bool multi_refused = false;
-  std::vector<std::vector<std::string>> queued;
+  TransactionQueue queued;
 };
 
 struct Context;

@@ -46,6 +46,15 @@ constexpr Family kRejected{"sluice_resp_connections_rejected_total", Kind::kCoun
                            "RESP client connections refused over resp.max_clients."};
 constexpr Family kProtocolErrors{"sluice_resp_protocol_errors_total", Kind::kCounter,
                                  "RESP connections closed for a protocol error."};
+constexpr Family kAuthFailures{
+    "sluice_resp_auth_failures_total", Kind::kCounter,
+    "RESP AUTHs that did not authenticate: reason wrong (user or password), or refused "
+    "(not checked: the peer address is over resp.auth_failure_burst/auth_failure_rate)."};
+constexpr Family kAuthClosed{"sluice_resp_auth_closed_total", Kind::kCounter,
+                             "RESP connections closed at resp.max_auth_failures."};
+constexpr Family kQueueRefused{
+    "sluice_resp_queue_refused_total", Kind::kCounter,
+    "Commands refused inside MULTI: past resp.max_queued_commands or resp.max_queued_bytes."};
 
 }  // namespace
 
@@ -56,6 +65,10 @@ void collect_server_metrics(metrics::Sink& sink, const ServerState& s) {
   sink.add(kRejected, {}, load(s.rejected_connections));
   sink.add(kCommands, {}, load(s.commands_processed));
   sink.add(kProtocolErrors, {}, load(s.protocol_errors));
+  sink.add(kAuthFailures, {{"reason", "wrong"}}, load(s.auth_wrong));
+  sink.add(kAuthFailures, {{"reason", "refused"}}, load(s.auth_refused));
+  sink.add(kAuthClosed, {}, load(s.auth_closed));
+  sink.add(kQueueRefused, {}, load(s.queue_refused));
 }
 
 namespace {
@@ -220,6 +233,15 @@ void RespServer::start() {
                              e.code().message());
   }
   m.local = m.listeners.front()->local_endpoint();
+  {
+    // Takes the engine's inline limit that counts AUTH failures now, before clients of the
+    // decision API could fill every inline slot (auth_guard.cpp).
+    const auto snap = m.engine.snapshot();
+    const config::RespSettings resp = snap->rules.resp.value_or(config::RespSettings{});
+    engine::Outcome warm;
+    m.engine.decide(engine::InlineAsk{resp.auth_failure_limit(), "resp-auth", 0, 0},
+                    clock::steady_clock().now(), warm);
+  }
   m.state->port = m.local.port();
   if (m.options.registry != nullptr) {
     m.metrics = m.options.registry->add(

@@ -9,7 +9,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "auth_guard.hpp"
 #include "command_table.hpp"
+#include "sluice/core/byte_size.hpp"
 #include "transaction_commands.hpp"
 
 namespace sluice::server::resp {
@@ -48,7 +50,10 @@ Session::Session(std::shared_ptr<ServerState> state, std::shared_ptr<SessionRegi
   client_.id = state_->next_client_id.fetch_add(1, std::memory_order_relaxed);
   client_.created = parts_.clock.now();
   client_.fd = static_cast<int>(socket_.native_handle());
-  if (auto ep = socket_.remote_endpoint(ec); !ec) client_.addr = format_address(ep);
+  if (auto ep = socket_.remote_endpoint(ec); !ec) {
+    client_.addr = format_address(ep);
+    client_.peer = peer_of(ep.address());
+  }
   if (auto ep = socket_.local_endpoint(ec); !ec) client_.laddr = format_address(ep);
   socket_.set_option(tcp::no_delay(true), ec);
   state_->connected.fetch_add(1, std::memory_order_relaxed);
@@ -121,7 +126,7 @@ asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
   if (needs_auth && !client_.authenticated && !is(name, "auth") && !is(name, "hello") &&
       !is(name, "quit")) {
     writer.error("NOAUTH Authentication required.");
-    if (client_.in_multi) client_.multi_refused = true;
+    if (client_.in_multi) refuse_transaction(client_);
     co_return;
   }
   if (is(name, "multi") || is(name, "exec") || is(name, "discard")) {
@@ -133,18 +138,36 @@ asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
     co_return;
   }
   if (client_.in_multi && !is(name, "quit")) {
-    // As Redis: a command it would refuse (unknown, wrong arity) is refused now, and EXEC
-    // then discards the whole transaction.
-    if (const std::string problem = command_problem(args); !problem.empty()) {
-      writer.error(problem);
-      client_.multi_refused = true;
-    } else {
-      client_.queued.emplace_back(args.begin(), args.end());
-      writer.simple("QUEUED");
-    }
+    static const config::RespSettings kDefaults;  // no resp section: its defaults
+    queue(writer, args, snap->rules.resp ? *snap->rules.resp : kDefaults);
     co_return;
   }
   co_await run_one(writer, args);
+}
+
+void Session::queue(proto::resp::ReplyWriter& writer, std::span<const std::string_view> args,
+                    const config::RespSettings& caps) {
+  // As Redis: a command it would refuse (unknown, wrong arity) is refused now, and EXEC
+  // then discards the whole transaction. A command past the caps is refused as Redis refuses
+  // one past maxmemory inside MULTI (OOM, then EXECABORT).
+  TransactionQueue& q = client_.queued;
+  std::string problem = command_problem(args);
+  if (problem.empty() && q.commands() + 1 > static_cast<std::size_t>(caps.max_queued_commands)) {
+    problem = "OOM command not allowed when queued commands > 'resp.max_queued_commands' (" +
+              std::to_string(caps.max_queued_commands) + ").";
+  } else if (problem.empty() &&
+             q.bytes() + TransactionQueue::bytes_of(args) > caps.max_queued_bytes) {
+    problem = "OOM command not allowed when queued bytes > 'resp.max_queued_bytes' (" +
+              core::format_bytes(caps.max_queued_bytes) + ").";
+  }
+  if (problem.starts_with("OOM")) state_->queue_refused.fetch_add(1, std::memory_order_relaxed);
+  if (!problem.empty()) {
+    writer.error(problem);
+    refuse_transaction(client_);
+    return;
+  }
+  q.add(args, !client_.multi_refused);
+  writer.simple("QUEUED");
 }
 
 asio::awaitable<void> Session::run_one(proto::resp::ReplyWriter& writer,
@@ -163,17 +186,18 @@ asio::awaitable<void> Session::run_one(proto::resp::ReplyWriter& writer,
 
 asio::awaitable<void> Session::exec(proto::resp::ReplyWriter& writer) {
   client_.in_multi = false;
-  std::vector<std::vector<std::string>> queued = std::move(client_.queued);
-  client_.queued.clear();
+  // Held here while they run (a queued MULTI or EXEC is refused when queued, so nothing
+  // they run touches client_.queued); freed when EXEC is done.
+  TransactionQueue queued = std::move(client_.queued);
   if (client_.multi_refused) {
     client_.multi_refused = false;
     writer.error("EXECABORT Transaction discarded because of previous errors.");
     co_return;
   }
-  writer.array(queued.size());
+  writer.array(queued.kept());
   std::vector<std::string_view> views;
-  for (const auto& command : queued) {
-    views.assign(command.begin(), command.end());
+  for (std::size_t i = 0; i < queued.kept(); ++i) {
+    queued.unpack(i, views);
     co_await run_one(writer, views);
   }
 }

@@ -58,6 +58,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Runs one command (or queues it inside MULTI); EXEC runs the queue.
   boost::asio::awaitable<void> execute(proto::resp::ReplyWriter& writer,
                                        std::span<const std::string_view> args);
+  // Inside MULTI: queues the command, or refuses it (a command Redis would refuse, or one
+  // past resp.max_queued_commands/bytes).
+  void queue(proto::resp::ReplyWriter& writer, std::span<const std::string_view> args,
+             const config::RespSettings& caps);
   boost::asio::awaitable<void> run_one(proto::resp::ReplyWriter& writer,
                                        std::span<const std::string_view> args);
   boost::asio::awaitable<void> exec(proto::resp::ReplyWriter& writer);

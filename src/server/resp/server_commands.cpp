@@ -5,6 +5,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,12 @@ void field(std::string& info, std::string_view name, const std::string& value) {
   info += ':';
   info += value;
   info += "\r\n";
+}
+
+// A counter of the server's, as it stands.
+template <class T>
+void counter(std::string& info, std::string_view name, const std::atomic<T>& value) {
+  field(info, name, std::to_string(value.load(std::memory_order_relaxed)));
 }
 
 }  // namespace
@@ -132,18 +139,18 @@ void info(Context& ctx, std::span<const std::string_view> args) {
   }
   if (wants(sections, "clients")) {
     section(text, "Clients");
-    field(text, "connected_clients", std::to_string(s.connected.load(std::memory_order_relaxed)));
+    counter(text, "connected_clients", s.connected);
   }
   if (wants(sections, "stats")) {
     section(text, "Stats");
-    field(text, "total_connections_received",
-          std::to_string(s.connections_received.load(std::memory_order_relaxed)));
-    field(text, "total_commands_processed",
-          std::to_string(s.commands_processed.load(std::memory_order_relaxed)));
-    field(text, "rejected_connections",
-          std::to_string(s.rejected_connections.load(std::memory_order_relaxed)));
-    field(text, "total_protocol_errors",
-          std::to_string(s.protocol_errors.load(std::memory_order_relaxed)));
+    counter(text, "total_connections_received", s.connections_received);
+    counter(text, "total_commands_processed", s.commands_processed);
+    counter(text, "rejected_connections", s.rejected_connections);
+    counter(text, "total_protocol_errors", s.protocol_errors);
+    // Redis 7.2's name for the AUTHs that failed (its ACL LOG's "auth" entries).
+    field(text, "acl_access_denied_auth",
+          std::to_string(s.auth_wrong.load(std::memory_order_relaxed) +
+                         s.auth_refused.load(std::memory_order_relaxed)));
   }
   if (wants(sections, "sluice")) {
     const table::TableStats t = s.engine.throttle_stats();
@@ -153,6 +160,9 @@ void info(Context& ctx, std::span<const std::string_view> args) {
     field(text, "throttle_evictions", std::to_string(t.evictions));
     field(text, "throttle_memory_bytes", std::to_string(t.memory_bytes));
     field(text, "check_rules", ctx.loop.snapshot()->compiled.empty() ? "none" : "configured");
+    counter(text, "auth_failures_refused", s.auth_refused);
+    counter(text, "auth_connections_closed", s.auth_closed);
+    counter(text, "queue_refused_commands", s.queue_refused);
   }
   ctx.out.verbatim(text);
 }

@@ -4,6 +4,8 @@
 #include <openssl/crypto.h>
 #include <strings.h>
 
+#include "auth_guard.hpp"
+
 namespace sluice::server::resp {
 namespace {
 
@@ -13,6 +15,11 @@ bool is(std::string_view name, std::string_view command) {
 }
 
 }  // namespace
+
+void refuse_transaction(ClientState& client) {
+  client.multi_refused = true;
+  client.queued.drop();  // EXEC will not run them
+}
 
 void transaction_command(ClientState& client, proto::resp::ReplyWriter& out,
                          std::string_view name) {
@@ -48,7 +55,8 @@ bool credentials_match(const config::RespSettings& resp, std::string_view user,
 }
 
 void auth(Context& ctx, std::span<const std::string_view> args) {
-  const auto& snap = ctx.loop.snapshot();
+  // A copy: AUTH's own decision may move the loop to a newer snapshot.
+  const auto snap = ctx.loop.snapshot();
   if (!snap->rules.resp || snap->rules.resp->password.empty()) {
     return ctx.out.error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
@@ -56,10 +64,10 @@ void auth(Context& ctx, std::span<const std::string_view> args) {
   }
   const std::string_view user = args.size() == 3 ? args[1] : std::string_view("default");
   const std::string_view password = args.back();
-  if (!credentials_match(*snap->rules.resp, user, password)) {
-    ctx.client.authenticated = false;
-    return ctx.out.error("WRONGPASS invalid username-password pair or user is disabled.");
-  }
+  // A failed AUTH leaves the connection unauthenticated (as it always has here).
+  ctx.client.authenticated = false;
+  if (!auth_admitted(ctx, user)) return;
+  if (!credentials_match(*snap->rules.resp, user, password)) return auth_failed(ctx, user);
   ctx.client.authenticated = true;
   ctx.out.simple("OK");
 }

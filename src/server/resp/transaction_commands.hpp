@@ -13,6 +13,9 @@ namespace sluice::server::resp {
 // MULTI (opens a queue; nested: error), EXEC without MULTI, DISCARD (drops the queue).
 void transaction_command(ClientState& client, proto::resp::ReplyWriter& out, std::string_view name);
 
+// A command refused inside MULTI: EXEC will answer EXECABORT, so nothing queued is kept.
+void refuse_transaction(ClientState& client);
+
 // The table's rows for MULTI, EXEC and DISCARD (the session runs them; called directly they
 // say so).
 void multi(Context& ctx, std::span<const std::string_view> args);

@@ -17,13 +17,38 @@ class Sluice(ServeProcess):
 
     def __init__(self, tmp_path, config=None):
         self.port = free_port()
-        args = ["--resp", f"127.0.0.1:{self.port}", "--admin", f"127.0.0.1:{free_port()}"]
+        self.admin_port = free_port()
+        args = ["--resp", f"127.0.0.1:{self.port}", "--admin", f"127.0.0.1:{self.admin_port}"]
         if config is not None:
             path = tmp_path / "sluice.yaml"
             path.write_text(config)
             args += ["--config", str(path)]
         super().__init__(tmp_path, args, r"resp listening on \S+:%d\b" % self.port,
                          what="sluice to listen for RESP")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def metric(self, sample):
+        """The value of one sample of GET /metrics (`name{labels}` as written), or None."""
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/metrics",
+                                    timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(sample + " "):
+                    return float(line.split()[-1])
+        return None
+
+    def rss_mib(self):
+        """The process's resident memory, in MiB (/proc/PID/status VmRSS)."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +74,18 @@ def sluice_with_rules(tmp_path_factory):
     s.stop()
 
 
+def command(*args):
+    """One command as a RESP array of bulk strings."""
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
 class Raw:
     """A plain TCP connection: send bytes, read what comes back within a short while."""
 
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    def __init__(self, port, source="127.0.0.1"):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                             source_address=(source, 0))
 
     def send(self, data):
         self.sock.sendall(data)
