@@ -113,6 +113,11 @@ void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Rul
     fail("upstream", "no upstream named " + quoted(r.upstream) + " (" +
                          defined_names(rs.upstreams, "upstream") + ")");
   }
+  if (respond && o.written("request_buffering")) {
+    fail("request_buffering",
+         "applies to a route that proxies (upstream); this one answers itself and reads no "
+         "body: remove it");
+  }
   if (r.respond_status && o.ok("respond.status") &&
       (*r.respond_status < 200 || *r.respond_status > 599)) {
     fail("respond.status",

@@ -34,6 +34,8 @@ inline constexpr Named<Action> kActions[] = {
 inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
                                                         {"deny", OnMissingKey::kDeny}};
 inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
+// A route's request_buffering, spelt as nginx's proxy_request_buffering.
+inline constexpr Named<bool> kRequestBuffering[] = {{"on", true}, {"off", false}};
 inline constexpr Named<Storage> kStorages[] = {{"local", Storage::kLocal},
                                                {"redis", Storage::kRedis}};
 inline constexpr Named<FailurePolicy> kFailurePolicies[] = {{"fail-open", FailurePolicy::kOpen},

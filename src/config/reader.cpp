@@ -32,6 +32,7 @@ using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
 using internal::kOnMissingKey;
+using internal::kRequestBuffering;
 using internal::kStorages;
 using internal::line_of;
 using internal::Named;
@@ -187,7 +188,7 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
   const std::string prefix = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
                                             : "route " + quoted(r.name) + ": ";
   Section s(node, prefix, "", errors, origin,
-            {"name", "match", "upstream", "respond", "rules", "combine"});
+            {"name", "match", "upstream", "respond", "rules", "combine", "request_buffering"});
   s.text("name");
   if (auto m = s.section("match", {"host", "path_prefix", "path_exact", "methods"})) {
     if (auto host = m->text("host")) {
@@ -238,6 +239,7 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
     for (const auto& item : *rules) r.rules.push_back(item.text);
   }
   if (auto c = s.choice("combine", kCombines)) r.combine = *c;
+  if (auto b = s.choice("request_buffering", kRequestBuffering)) r.request_buffering = *b;
   return r;
 }
 
@@ -397,19 +399,39 @@ core::Expected<std::size_t> parse_byte_rate(const std::string& t) {
   return core::parse_bytes(std::string_view(t).substr(0, t.size() - 2));
 }
 
-// Buffered bodies are held in memory, one per connection reading one.
+// The memory part of a buffered body, one per connection reading one.
 constexpr std::size_t kMaxBodyBuffer = std::size_t{64} << 20;
 
+// A directory for the bodies' temporary files: absolute, so that it does not depend on where
+// sluice was started.
+core::Expected<std::string> parse_temp_dir(const std::string& t) {
+  if (t.empty() || t.front() != '/') {
+    return core::make_error("expected an absolute directory (e.g. /var/cache/sluice), got " +
+                            quoted(t) + "; leave it out for the system's temporary directory");
+  }
+  return t;
+}
+
 void read_body_limits(Section& h, BodyLimits& out) {
-  if (auto b = h.parsed<std::size_t>("buffer_bodies", core::parse_bytes)) {
+  if (h.has("buffer_bodies")) {
+    h.fail("buffer_bodies",
+           "renamed body_buffer: the part of a body held in memory (a longer body goes on to a "
+           "temporary file, up to max_buffered_body); to stream bodies, set request_buffering: "
+           "off on the route, or max_buffered_body: 0");
+  }
+  if (auto b = h.parsed<std::size_t>("body_buffer", core::parse_bytes)) {
     if (*b > kMaxBodyBuffer) {
-      h.fail("buffer_bodies",
-             "at most 64MiB (each connection may hold one buffered body in memory); larger "
-             "bodies are streamed");
+      h.fail("body_buffer",
+             "at most 64MiB (each connection reading a body may hold this much in memory); "
+             "the rest of a longer body goes to a temporary file");
     } else {
       out.buffer = *b;
     }
   }
+  if (auto m = h.parsed<std::size_t>("max_buffered_body", core::parse_bytes)) {
+    out.max_buffered = *m;
+  }
+  if (auto d = h.parsed<std::string>("body_temp_dir", parse_temp_dir)) out.temp_dir = *d;
   if (auto m = h.parsed<std::size_t>("max_body_size", core::parse_bytes)) out.max_size = *m;
   if (auto r = h.parsed<std::size_t>("min_body_rate", parse_byte_rate)) out.min_rate = *r;
 }
@@ -452,8 +474,9 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
     if (auto on = h->flag("ratelimit")) rs.ratelimit_headers = *on;
     if (auto on = h->flag("legacy")) rs.legacy_headers = *on;
   }
-  if (auto h = s.section("http",
-                         {"escaped_slashes", "buffer_bodies", "max_body_size", "min_body_rate"})) {
+  if (auto h =
+          s.section("http", {"escaped_slashes", "body_buffer", "max_buffered_body", "body_temp_dir",
+                             "max_body_size", "min_body_rate", "buffer_bodies"})) {
     if (auto e = h->choice("escaped_slashes", kEscapedSlashes)) rs.escaped_slashes = *e;
     read_body_limits(*h, rs.bodies);
   }

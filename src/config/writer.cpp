@@ -197,6 +197,7 @@ void emit_route(YAML::Emitter& out, const Route& r) {
   }
   emit_list(out, "rules", r.rules);
   out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
+  if (!r.request_buffering) out << YAML::Key << "request_buffering" << YAML::Value << "off";
   out << YAML::EndMap;
 }
 
@@ -233,7 +234,12 @@ void emit_http_settings(YAML::Emitter& out, const RuleSet& rs) {
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "escaped_slashes" << YAML::Value
       << std::string(name_of(kEscapedSlashes, rs.escaped_slashes));
-  out << YAML::Key << "buffer_bodies" << YAML::Value << core::format_bytes(rs.bodies.buffer);
+  out << YAML::Key << "body_buffer" << YAML::Value << core::format_bytes(rs.bodies.buffer);
+  out << YAML::Key << "max_buffered_body" << YAML::Value
+      << core::format_bytes(rs.bodies.max_buffered);
+  if (!rs.bodies.temp_dir.empty()) {
+    out << YAML::Key << "body_temp_dir" << YAML::Value << YAML::DoubleQuoted << rs.bodies.temp_dir;
+  }
   out << YAML::Key << "max_body_size" << YAML::Value << core::format_bytes(rs.bodies.max_size);
   out << YAML::Key << "min_body_rate" << YAML::Value
       << core::format_bytes(rs.bodies.min_rate) + "/s";

@@ -61,6 +61,9 @@ struct Route {
   std::string respond_body;
   std::vector<std::string> rules;  // names in RuleSet::rules, in order
   Combine combine = Combine::kAll;
+  // `request_buffering: on|off`: the body is read (up to http.max_buffered_body) before an
+  // upstream connection is taken, or streamed as it comes (uploads that must stream).
+  bool request_buffering = true;
   int line = 0;
 };
 
@@ -201,11 +204,16 @@ struct Timeouts {
   core::Nanos body = 60 * core::kNanosPerSecond;      // client request body: the longest pause
 };
 
-// `http: {buffer_bodies, max_body_size, min_body_rate}`: how the gateway reads request bodies.
+// `http: {body_buffer, max_buffered_body, body_temp_dir, max_body_size, min_body_rate}`: how the
+// gateway reads request bodies (docs/configuration.md, `http`).
 struct BodyLimits {
-  std::size_t buffer = 64u << 10;  // bodies up to this size are read whole before forwarding
+  std::size_t buffer = 64u << 10;  // the part of a buffered body held in memory
   std::size_t max_size = 0;        // larger ones get 413; 0: no limit
   std::size_t min_rate = 1024;     // bytes per second a body must average; 0: no minimum
+  // Buffered before forwarding (past `buffer`, in a temporary file); a longer body streams
+  // after it; 0: every body streams.
+  std::size_t max_buffered = 16u << 20;
+  std::string temp_dir;  // where the temporary files go; "": the system's ($TMPDIR, else /tmp)
   friend bool operator==(const BodyLimits&, const BodyLimits&) = default;
 };
 

@@ -1,6 +1,8 @@
 // Request target normalization (request_target.hpp).
 #include "sluice/proto/http/request_target.hpp"
 
+#include <arpa/inet.h>
+
 #include <cstring>
 
 namespace sluice::proto::http {
@@ -125,9 +127,15 @@ bool is_host_char(char c) {
          c == '.' || c == '_' || c == '~';
 }
 
-bool is_ip_literal_char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
-         c == '.';
+// RFC 3986 §3.2.2's IPv6address, as inet_pton reads it (IPvFuture and zone identifiers are not
+// accepted: no client sends them in Host).
+bool is_ipv6_address(std::string_view text) {
+  char z[INET6_ADDRSTRLEN];
+  if (text.empty() || text.size() >= sizeof z) return false;
+  std::memcpy(z, text.data(), text.size());
+  z[text.size()] = '\0';
+  unsigned char address[16];
+  return ::inet_pton(AF_INET6, z, address) == 1;
 }
 
 bool all_digits(std::string_view s) {
@@ -138,18 +146,19 @@ bool all_digits(std::string_view s) {
 }
 
 // An authority's host (port and a trailing dot dropped, case as sent); false when it is not
-// one. An empty authority is an empty host.
+// one (RFC 3986 §3.2.2: "[" IPv6address "]", or a reg-name, which an IPv4 address also is;
+// then ":" and port digits). An empty host is none: nginx answers it 400 too. A reg-name is
+// held to what DNS names use (letters, digits, '-', '.', '_', '~'), not RFC 3986's sub-delims
+// and %-escapes, and to non-empty labels.
 bool split_host(std::string_view authority, std::string_view& host) {
   host = authority;
-  if (authority.empty()) return true;
+  if (authority.empty()) return false;
   std::string_view port;
   if (authority.front() == '[') {
     const auto close = authority.find(']');
-    if (close == std::string_view::npos || close == 1) return false;
+    if (close == std::string_view::npos) return false;
     host = authority.substr(0, close + 1);
-    for (const char c : host.substr(1, close - 1)) {
-      if (!is_ip_literal_char(c)) return false;
-    }
+    if (!is_ipv6_address(host.substr(1, close - 1))) return false;
     const std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') return false;

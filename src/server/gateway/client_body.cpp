@@ -1,6 +1,6 @@
 // ClientSession (client_session.hpp): reading the request body at its pace, reading ahead what
-// is held before forwarding (request_body.hpp), and refusing a body that is too slow, too long
-// or malformed.
+// is held before forwarding (request_body.hpp, body_buffer.hpp), and refusing a body that is
+// too slow, too long or malformed.
 #include <algorithm>
 #include <chrono>
 
@@ -31,18 +31,30 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(c
   co_return result;
 }
 
-Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_body_ahead() {
+Awaitable<error_code> ClientSession::read_body_ahead(const BodyPlan& plan) {
   const auto length = parser_->content_length();
-  const ReadAhead ahead =
-      read_ahead(length ? std::optional(*length) : std::nullopt, bodies_.buffer, kPieceBytes);
-  held_ = std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(ahead.bytes, 1));
-  std::size_t n = 0;
-  do {
-    auto [ec, got] = co_await read_request_into(held_.get() + n, ahead.bytes - n);
-    n += got;
-    if (ec) co_return std::pair{ec, n};
-  } while (ahead.all && n < ahead.bytes && !parser_->is_done());
-  co_return std::pair{error_code{}, n};
+  held_.start(plan.memory, length ? std::optional(*length) : std::nullopt, bodies_.temp_dir);
+  while (!parser_->is_done() && held_.size() < plan.total) {
+    const auto want = static_cast<std::size_t>(plan.total - held_.size());
+    const std::span<char> room = held_.memory_room(want);
+    if (!room.empty()) {
+      auto [ec, got] = co_await read_request_into(room.data(), room.size());
+      held_.commit(got);
+      if (ec) co_return ec;
+    } else {
+      // Memory is full: the rest goes to the file, a piece at a time.
+      if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
+      auto [ec, got] = co_await read_request_into(body_.get(), std::min(want, kPieceBytes));
+      if (ec) co_return ec;
+      if (!held_.spill({body_.get(), got})) {
+        // Better streamed than refused: what is held goes first, the rest as it comes.
+        warn_spill_failed(held_);
+        break;
+      }
+    }
+    if (!plan.buffered) break;
+  }
+  co_return error_code{};
 }
 
 Awaitable<bool> ClientSession::drain_request_body() {

@@ -4,6 +4,8 @@
 // targets or hosts that cannot be normalized, or framing another reader could take otherwise)
 // get 400, an unknown transfer coding 501, an oversized head 431, a long target 414, a body
 // over http.max_body_size 413, one that misses its pace 408, and the connection is closed.
+// A body is buffered before an upstream is taken (memory, then a temporary file), unless the
+// route streams it (request_buffering: off) or it is longer than http.max_buffered_body.
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -16,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "body_buffer.hpp"
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
 #include "request_body.hpp"
@@ -84,10 +87,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
                                 bool keep_alive);
   // What goes upstream of a request being forwarded, besides its head.
   struct UpstreamRequest {
-    Framing framing = Framing::kNone;  // the body's, as the client sent it
+    Framing framing = Framing::kNone;  // the client's, or Content-Length for a buffered body
     std::uint64_t length = 0;          // its Content-Length (Framing::kLength)
-    std::string_view first;            // the body read ahead (in held_), sent with the head
-    bool whole = false;                // that is all of it: the request can be sent again
+    bool whole = false;                // held_ has all of the body: the request can be sent again
     bool head_only = false;            // a HEAD request: the response has no body
   };
   // One try at a server. `upstream`: it failed before any of the response reached the client
@@ -118,9 +120,12 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // its pace (timeouts.body, http.min_body_rate) sets body_timed_out_.
   Awaitable<std::pair<boost::system::error_code, std::size_t>> read_request_into(char* data,
                                                                                  std::size_t size);
-  // Reads into held_ what is read of the body before an upstream connection is taken: all of
-  // it up to http.buffer_bodies, else its first piece (request_body.hpp).
-  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_body_ahead();
+  // Reads into held_ what is read of the body before an upstream connection is taken, as
+  // `plan` says (request_body.hpp); a file that cannot be written ends the buffering early.
+  Awaitable<boost::system::error_code> read_body_ahead(const BodyPlan& plan);
+  // Sends what held_ has after its memory part (its file, then its tail), as chunks when
+  // `chunked`.
+  Awaitable<boost::system::error_code> send_held_rest(Socket& socket, bool chunked);
   // Reads the response head (if not yet read) and the next piece of its body into body_.
   // A fresh response parser in response_, its fields in response_arena_.
   ResponseParser& new_response_parser(bool head_request);
@@ -159,7 +164,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   HeadTarget target_;                 // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
-  std::unique_ptr<char[]> held_;  // the request body read ahead (read_body_ahead)
+  BodyBuffer held_;               // the request body read ahead (read_body_ahead)
   BodyPace body_pace_;
   bool reading_body_ = false;    // the client watchdog guards a body read: 408, not a close
   bool body_timed_out_ = false;  // ...and it fired

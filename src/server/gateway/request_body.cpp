@@ -6,12 +6,9 @@
 
 namespace sluice::server::gateway {
 
-ReadAhead read_ahead(std::optional<std::uint64_t> content_length, std::size_t buffer,
-                     std::size_t piece) {
-  if (buffer == 0) return {piece, false};
-  if (!content_length) return {buffer, true};  // chunked: as much as fits
-  if (*content_length > buffer) return {piece, false};
-  return {static_cast<std::size_t>(*content_length), true};
+BodyPlan plan_body(bool request_buffering, const config::BodyLimits& limits, std::size_t piece) {
+  if (!request_buffering || limits.max_buffered == 0) return {piece, piece, false};
+  return {std::min(limits.buffer, limits.max_buffered), limits.max_buffered, true};
 }
 
 core::Nanos BodyPace::deadline() const {

@@ -1,26 +1,29 @@
-// How the gateway reads a request body (http.buffer_bodies, http.min_body_rate, timeouts.body):
-// how much of it to hold before an upstream connection is taken, and the deadline a trickling
-// body must keep. Pure arithmetic, so the policy is tested without sockets; the session does
-// the reading (client_session.cpp).
+// How the gateway reads a request body (a route's request_buffering, http.body_buffer,
+// http.max_buffered_body, http.min_body_rate, timeouts.body): how much of it to hold before an
+// upstream connection is taken, and the deadline a trickling body must keep. Pure arithmetic, so
+// the policy is tested without sockets; the session does the reading (client_session.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/time.hpp"
 
 namespace sluice::server::gateway {
 
-// How much of a body to read before forwarding: a body known (Content-Length) or hoped (chunked)
-// to fit `buffer` is read whole, up to `buffer`, so that a slow client holds no upstream
-// connection while it sends; a longer one is streamed, its first `piece` going out with the head.
-struct ReadAhead {
-  std::size_t bytes = 0;  // at most this many
-  bool all = false;       // keep reading until the body ends or `bytes` are in hand
+// How much of a body to read before an upstream connection is taken. Buffered (the route's
+// request_buffering on, http.max_buffered_body over 0): until it ends or `total` bytes are in
+// hand, the first `memory` of them in memory and the rest in a temporary file, so that a slow
+// client holds no upstream connection while it sends; a longer body streams after them.
+// Streamed: one read of at most `piece` bytes, which goes out with the head.
+struct BodyPlan {
+  std::size_t memory = 0;   // held in memory, at most
+  std::uint64_t total = 0;  // read before forwarding, at most
+  bool buffered = false;    // false: one read, then stream
 };
-ReadAhead read_ahead(std::optional<std::uint64_t> content_length, std::size_t buffer,
-                     std::size_t piece);
+BodyPlan plan_body(bool request_buffering, const config::BodyLimits& limits, std::size_t piece);
 
 // The pace a body must keep, as nginx's client_body_timeout between reads plus a minimum
 // average rate, so that a trickle of a byte now and then cannot hold a connection for ever:

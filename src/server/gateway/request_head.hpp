@@ -25,7 +25,7 @@ struct HeadTarget {
 // Fills `view` (method, host, path, query) from `req` as routes must see it: the normalized
 // path into `out.parts`, the routing host from the absolute-form authority, else from the one
 // Host field. False when the head gets 400: a target that cannot be normalized, two Host
-// fields, none on HTTP/1.1 without an authority, or a host that is not one.
+// fields, none on HTTP/1.1 without an authority, or a Host that is empty or not a host.
 template <class Fields>
 bool read_request_head(const boost::beast::http::request_header<Fields>& req,
                        proto::http::EscapedSlashes slashes, HeadTarget& out,
@@ -41,8 +41,12 @@ bool read_request_head(const boost::beast::http::request_header<Fields>& req,
   const auto hosts = req.count(http::field::host);
   if (hosts > 1) return false;
   if (hosts == 0 && out.parts.authority.empty() && req.version() >= 11) return false;
-  const std::string_view host_field = hosts == 1 ? req.find(http::field::host)->value() : "";
-  if (!ph::routing_host(host_field, out.host_scratch, view.host)) return false;
+  // A Host field is a host even beside an absolute-form target, and never empty (nginx: 400).
+  view.host = {};
+  if (hosts == 1 &&
+      !ph::routing_host(req.find(http::field::host)->value(), out.host_scratch, view.host)) {
+    return false;
+  }
   if (!out.parts.authority.empty() &&
       !ph::routing_host(out.parts.authority, out.host_scratch, view.host)) {
     return false;

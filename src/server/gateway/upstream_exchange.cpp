@@ -50,14 +50,22 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     client_watch_.disarm();
     if (ec) co_return Next::kClose;
   }
-  // What is read of the body before an upstream is chosen goes out with the head, in one write.
+  // What is read of the body before an upstream is chosen goes out first, its memory part in
+  // one write with the head.
+  const bool buffering = outcome_.route->route.request_buffering;
   if (!p.is_done()) {
-    auto [ec, got] = co_await read_body_ahead();
-    if (ec) co_return co_await client_body_error(ec);
-    request.first = {held_.get(), got};
+    if (const error_code ec =
+            co_await read_body_ahead(plan_body(buffering, bodies_, kPieceBytes))) {
+      co_return co_await client_body_error(ec);
+    }
   }
-  // Still in hand whole: it can be sent again on another connection.
+  // Still in hand whole: it can be sent again on another connection. A buffered body goes with
+  // its length, as nginx sends one, whether the client sent it chunked or not.
   request.whole = p.is_done();
+  if (request.whole && buffering && request.framing != Framing::kNone) {
+    request.framing = Framing::kLength;
+    request.length = held_.size();
+  }
 
   const core::Nanos start = worker_.clock().now();
   std::uint64_t tried = 0;
@@ -125,8 +133,10 @@ Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection
                                request.framing, request.length, server.authority);
   upstream_watch_.expires_after(ns(timeouts_.upstream));
   Attempt a;
+  // Chunked and whole: a streamed body that came in one read, all of it in memory.
   a.upstream =
-      co_await write_piece(conn.socket, head_, request.first, chunked, request.whole && chunked);
+      co_await write_piece(conn.socket, head_, held_.memory(), chunked, request.whole && chunked);
+  if (!a.upstream) a.upstream = co_await send_held_rest(conn.socket, chunked);
   while (!a.upstream && !p.is_done()) {
     auto [read_ec, n] = co_await read_request_piece();
     if (read_ec) {
@@ -150,6 +160,22 @@ Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection
   }
   if (!a.upstream) std::tie(a.upstream, a.got) = co_await read_response_piece(conn, *rp);
   co_return a;
+}
+
+Awaitable<error_code> ClientSession::send_held_rest(Socket& socket, bool chunked) {
+  for (std::uint64_t at = 0; at < held_.file_size();) {
+    const std::ptrdiff_t n = held_.read_file(at, body_.get(), kPieceBytes);
+    if (n <= 0) co_return make_error_code(boost::system::errc::io_error);
+    const auto got = static_cast<std::size_t>(n);
+    upstream_watch_.expires_after(ns(timeouts_.upstream));
+    if (auto ec = co_await write_piece(socket, {}, {body_.get(), got}, chunked, false)) {
+      co_return ec;
+    }
+    at += got;
+  }
+  if (held_.tail().empty()) co_return error_code{};
+  upstream_watch_.expires_after(ns(timeouts_.upstream));
+  co_return co_await write_piece(socket, {}, held_.tail(), chunked, false);
 }
 
 Awaitable<ClientSession::Next> ClientSession::relay_response(

@@ -1,8 +1,9 @@
 """Slow and oversized request bodies (hardening issue, item 4): a body must keep a pace
 (timeouts.body between reads, http.min_body_rate on average) or get 408, as nginx's
-client_body_timeout answers; bodies up to http.buffer_bodies are read whole before an upstream
-connection is taken, so slow clients hold none; a body over http.max_body_size gets 413, from
-its Content-Length before it is read, or as a chunked body streams past the limit."""
+client_body_timeout answers; bodies are read before an upstream connection is taken (unless the
+route streams them), so slow clients hold none (more in test_body_buffering.py); a body over
+http.max_body_size gets 413, from its Content-Length before it is read, or as a chunked body
+streams past the limit."""
 import socket
 import time
 
@@ -11,12 +12,13 @@ import pytest
 from gateway_conftest import gateway_config, raw_exchange as exchange
 
 
-def config(upstream, body="1s", rate="1KiB/s", buffer="64KiB", max_size="0"):
-    return gateway_config([upstream.address], extra=f"""\
+def config(upstream, body="1s", rate="1KiB/s", buffered="16MiB", max_size="0", buffering="on"):
+    return gateway_config([upstream.address], route_extra=f"request_buffering: {buffering}",
+                          extra=f"""\
 timeouts:
   body: {body}
 http:
-  buffer_bodies: {buffer}
+  max_buffered_body: {buffered}
   max_body_size: {max_size}
   min_body_rate: {rate}""")
 
@@ -97,12 +99,12 @@ def test_a_pause_longer_than_the_body_timeout_gets_408(sluice, raw_upstream):
     assert up.all_bytes() == b""
 
 
-@pytest.mark.parametrize("buffer, held", [("64KiB", 0), ("0", 200)],
+@pytest.mark.parametrize("buffering, held", [("on", 0), ("off", 200)],
                          ids=["buffered", "streamed"])
 def test_slow_clients_hold_no_upstream_connection_while_their_bodies_are_buffered(
-        sluice, raw_upstream, buffer, held):
+        sluice, raw_upstream, buffering, held):
     up = raw_upstream()
-    s = sluice(config(up, body="10s", rate="0/s", buffer=buffer))
+    s = sluice(config(up, body="10s", rate="0/s", buffering=buffering))
     clients = []
     for _ in range(200):
         c = socket.create_connection(("127.0.0.1", s.gateway_port), timeout=10)
@@ -114,7 +116,7 @@ def test_slow_clients_hold_no_upstream_connection_while_their_bodies_are_buffere
         time.sleep(0.05)
     time.sleep(1.0)
     accepted, live = up.connections()
-    print(f"\nhttp.buffer_bodies {buffer}: 200 clients with a byte of their bodies sent, "
+    print(f"\nrequest_buffering {buffering}: 200 clients with a byte of their bodies sent, "
           f"{live} upstream connections open")
     assert live == held and accepted == held
     for c in clients:
@@ -157,7 +159,7 @@ def chunked(total, chunk=512):
 
 def test_a_chunked_body_over_the_maximum_gets_413(sluice, raw_upstream):
     up = raw_upstream()
-    s = sluice(config(up, buffer="64KiB", max_size="4KiB"))
+    s = sluice(config(up, max_size="4KiB"))
     out, closed = exchange(s.gateway_port, post_head() + chunked(4097))
     assert out.startswith(b"HTTP/1.1 413 ") and closed, out
     # Within the buffer: refused before any upstream is asked.
@@ -169,9 +171,9 @@ def test_a_chunked_body_over_the_maximum_gets_413(sluice, raw_upstream):
 
 def test_a_streamed_chunked_body_over_the_maximum_is_cut_off_with_413(sluice, raw_upstream):
     up = raw_upstream()
-    s = sluice(config(up, buffer="1KiB", max_size="4KiB"))
+    s = sluice(config(up, buffered="1KiB", max_size="4KiB"))
     with socket.create_connection(("127.0.0.1", s.gateway_port), timeout=5) as c:
-        c.sendall(post_head() + chunked(2048)[:-5])  # past the buffer: streaming has begun
+        c.sendall(post_head() + chunked(2048)[:-5])  # past max_buffered_body: streaming began
         time.sleep(0.3)
         c.sendall(chunked(8192))
         out = b""

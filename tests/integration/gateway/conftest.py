@@ -321,8 +321,9 @@ def sluice(tmp_path):
 
 
 def gateway_config(upstream_addresses, rules="", route_rules="[]", extra="", timeouts="",
-                   max_fails=1, fail_timeout="10s"):
-    """A one-route config proxying every path to `upstream_addresses`."""
+                   max_fails=1, fail_timeout="10s", route_extra=""):
+    """A one-route config proxying every path to `upstream_addresses`; `route_extra`: more
+    fields of the route, one "name: value" per line."""
     servers = ", ".join(upstream_addresses)
     text = f"""\
 listen: 127.0.0.1:{{gateway}}
@@ -339,6 +340,7 @@ routes:
     upstream: app
     rules: {route_rules}
 """
+    text += "".join(f"    {line}\n" for line in route_extra.splitlines())
     if rules:
         text += "rules:\n" + rules
     return text

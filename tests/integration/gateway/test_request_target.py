@@ -148,6 +148,29 @@ def test_host_fields_must_be_one_valid_host(sluice, upstreams):
     assert internal.seen == [("/", "internal.example")]
 
 
+def test_an_empty_or_unparsable_host_is_400(sluice, upstreams):
+    public, internal = upstreams(2)
+    s = sluice(HOSTS_CONFIG % (public.address, internal.address, INTERNAL_ROUTE))
+    port = s.gateway_port
+    # nginx 1.22 answers each of these 400 ("client sent invalid host header"); sluice used to
+    # route an empty Host as no host at all.
+    for host in [b"", b"   ", b":80", b".", b".:80"]:
+        assert status_of(port, b"/", host=host) == 400, host
+    assert status_of(port, b"/", host=b"", version=b"HTTP/1.0") == 400
+    # An absolute-form target does not excuse an empty Host field (nginx: 400).
+    assert status_of(port, b"http://internal.example/", host=b"") == 400
+    # Brackets hold an IPv6 address and nothing else (RFC 3986 §3.2.2). nginx passes these
+    # on as they are (200 behind a catch-all); sluice refuses them.
+    for host in [b"[1.2.3.4]", b"[:::::]", b"[v1.x]", b"[fe80::1%25eth0]", b"[::1"]:
+        assert status_of(port, b"/", host=host) == 400, host
+    assert public.requests == 0 and internal.requests == 0
+    # Hosts that are hosts still route (no route has these names: 404, as before).
+    for host in [b"[::1]", b"[2001:db8::1]:8080", b"192.0.2.1:80", b"h:"]:
+        assert status_of(port, b"/", host=host) == 404, host
+    assert status_of(port, b"/", host=b"Internal.Example:8080") == 200
+    assert internal.seen == [("/", "Internal.Example:8080")]
+
+
 def test_route_paths_must_be_written_in_normal_form(sluice, tmp_path):
     import subprocess
     from integration_support import sluice_binary

@@ -113,6 +113,7 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
     EXPECT_EQ(x.respond_body, y.respond_body);
     EXPECT_EQ(x.rules, y.rules);
     EXPECT_EQ(x.combine, y.combine);
+    EXPECT_EQ(x.request_buffering, y.request_buffering);
   }
   ASSERT_EQ(a.rules.size(), b.rules.size());
   for (std::size_t i = 0; i < a.rules.size(); ++i) {
@@ -175,6 +176,8 @@ TEST(ConfigLoader, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(rs.bodies.buffer, std::size_t{64} << 10);
   EXPECT_EQ(rs.bodies.max_size, 0u);
   EXPECT_EQ(rs.bodies.min_rate, 1024u);
+  EXPECT_EQ(rs.bodies.max_buffered, std::size_t{16} << 20);
+  EXPECT_EQ(rs.bodies.temp_dir, "");
   EXPECT_TRUE(rs.ratelimit_headers);
   EXPECT_FALSE(rs.legacy_headers);
   EXPECT_EQ(rs.access_log, "");
@@ -210,7 +213,8 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(rs.memory, std::size_t{16} << 20);
   EXPECT_EQ(rs.timeouts.upstream, 15 * core::kNanosPerSecond);
   EXPECT_EQ(rs.timeouts.body, 20 * core::kNanosPerSecond);
-  EXPECT_EQ(rs.bodies, (BodyLimits{1u << 20, 10u << 20, 4u << 10}));
+  EXPECT_EQ(rs.bodies,
+            (BodyLimits{1u << 20, 10u << 20, 4u << 10, 8u << 20, "/var/cache/sluice/bodies"}));
   EXPECT_TRUE(rs.legacy_headers);
   EXPECT_EQ(rs.access_log, "/var/log/sluice/access.log");
   EXPECT_FALSE(rs.write_back);
@@ -230,6 +234,8 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(rs.routes[0].match.methods, (std::vector<std::string>{"GET", "POST", "PUT", "DELETE"}));
   EXPECT_EQ(rs.routes[0].rules, (std::vector<std::string>{"global", "per-user", "uploads"}));
   EXPECT_EQ(rs.routes[1].combine, Combine::kFirst);
+  EXPECT_TRUE(rs.routes[0].request_buffering);
+  EXPECT_FALSE(rs.routes[3].request_buffering);
   EXPECT_EQ(rs.routes[1].match.path_exact, "/search");
   EXPECT_EQ(rs.routes[2].respond_status, 200);
   EXPECT_EQ(rs.routes[2].respond_body, "ok\n");

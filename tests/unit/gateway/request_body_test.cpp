@@ -1,5 +1,6 @@
-// The body reading policy: what is read whole before forwarding (http.buffer_bodies) and the
-// pace a body must keep (timeouts.body between reads, http.min_body_rate on average).
+// The body reading policy: what is read before forwarding (request_buffering, http.body_buffer,
+// http.max_buffered_body) and the pace a body must keep (timeouts.body between reads,
+// http.min_body_rate on average).
 #include "request_body.hpp"
 
 #include <gtest/gtest.h>
@@ -11,19 +12,28 @@ namespace {
 
 constexpr core::Nanos kS = core::kNanosPerSecond;
 
-TEST(ReadAhead, BodiesThatFitTheBufferAreReadWholeLongerOnesStreamFromTheirFirstPiece) {
-  EXPECT_EQ(read_ahead(1000, 65536, 16384).bytes, 1000u);
-  EXPECT_TRUE(read_ahead(1000, 65536, 16384).all);
-  EXPECT_EQ(read_ahead(65536, 65536, 16384).bytes, 65536u);
-  EXPECT_TRUE(read_ahead(65536, 65536, 16384).all);
-  EXPECT_EQ(read_ahead(65537, 65536, 16384).bytes, 16384u);
-  EXPECT_FALSE(read_ahead(65537, 65536, 16384).all);
-  // Chunked: as much as the buffer holds; the rest (if any) streams.
-  EXPECT_EQ(read_ahead(std::nullopt, 65536, 16384).bytes, 65536u);
-  EXPECT_TRUE(read_ahead(std::nullopt, 65536, 16384).all);
-  // buffer_bodies 0: every body streams.
-  EXPECT_EQ(read_ahead(10, 0, 16384).bytes, 16384u);
-  EXPECT_FALSE(read_ahead(10, 0, 16384).all);
+TEST(BodyPlan, ABufferedBodyIsReadUpToMaxBufferedBodyItsFirstBodyBufferBytesInMemory) {
+  config::BodyLimits limits;  // body_buffer 64KiB, max_buffered_body 16MiB
+  const BodyPlan plan = plan_body(true, limits, 16384);
+  EXPECT_TRUE(plan.buffered);
+  EXPECT_EQ(plan.memory, 65536u);
+  EXPECT_EQ(plan.total, 16u << 20);
+  // Memory never holds more than the whole buffered body.
+  limits.max_buffered = 1000;
+  EXPECT_EQ(plan_body(true, limits, 16384).memory, 1000u);
+  EXPECT_EQ(plan_body(true, limits, 16384).total, 1000u);
+}
+
+TEST(BodyPlan, AStreamedBodyIsReadOnePieceAhead) {
+  config::BodyLimits limits;
+  config::BodyLimits none;
+  none.max_buffered = 0;
+  for (const BodyPlan plan : {plan_body(false, limits, 16384),  // request_buffering: off
+                              plan_body(true, none, 16384)}) {  // max_buffered_body: 0
+    EXPECT_FALSE(plan.buffered);
+    EXPECT_EQ(plan.memory, 16384u);
+    EXPECT_EQ(plan.total, 16384u);
+  }
 }
 
 TEST(BodyPace, WithoutAMinimumRateTheDeadlineIsTheGapAfterTheLastBytes) {

@@ -108,12 +108,19 @@ TEST(RoutingHost, OneHostHasOneSpelling) {
   EXPECT_EQ(host("PUBLIC.EXAMPLE.:80"), "public.example");
   EXPECT_EQ(host("[::1]:8080"), "[::1]");
   EXPECT_EQ(host("127.0.0.1:80"), "127.0.0.1");
-  EXPECT_EQ(host(""), "");
+  EXPECT_EQ(host("[2001:DB8::1]:443"), "[2001:db8::1]");
+  EXPECT_EQ(host("[::ffff:192.0.2.1]"), "[::ffff:192.0.2.1]");
+  EXPECT_EQ(host("h:"), "h");  // RFC 3986: port = *DIGIT
 }
 
 TEST(RoutingHost, WhatIsNotAHostIsRefused) {
-  for (const char* bad : {"a/b", "x@y", "[::1", "[]", "h:8o", "h:123456", "..", ".", "a..b", ".a",
-                          "a b", "h\t", "[::1]x", "[zz]"}) {
+  for (const char* bad :
+       {"a/b", "x@y", "[::1", "[]", "h:8o", "h:123456", "..", ".", "a..b", ".a", "a b", "h\t",
+        "[::1]x", "[zz]",
+        // Empty, or no host before the port (nginx: 400 for both).
+        "", ":80", ".:80",
+        // Brackets hold an IPv6 address (RFC 3986 §3.2.2), nothing else.
+        "[1.2.3.4]", "[:::::]", "[::1::2]", "[v1.x]", "[fe80::1%25eth0]", "[12345::]"}) {
     bool ok = true;
     host(bad, &ok);
     EXPECT_FALSE(ok) << bad;

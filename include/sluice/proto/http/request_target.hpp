@@ -46,7 +46,8 @@ TargetError normalize_target(std::string_view target, EscapedSlashes slashes, st
 
 // A Host field value or URI authority for routing: host lower-cased, without port and
 // without a trailing dot ("Public.Example.:8080" -> "public.example"). False when it is not
-// a host ("a/b", "x@y", "[::1", a port that is not digits). `scratch` as above.
+// a host ("", ":80", "a/b", "x@y", "[::1", "[1.2.3.4]", a port that is not digits).
+// `scratch` as above.
 bool routing_host(std::string_view authority, std::string& scratch, std::string_view& out);
 
 // Every %XX decoded (a path segment read as data, such as a rule name); nullopt when a '%' is
