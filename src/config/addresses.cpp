@@ -1,5 +1,5 @@
 // The network address syntaxes of the config (loader.hpp, internal.hpp): listener endpoints,
-// trusted-proxy networks, and the host names both accept; also the flags that override them.
+// and the host names they accept; also the flags that override them (networks: proto/http).
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -89,49 +89,6 @@ core::Expected<Endpoint> parse_endpoint(std::string_view text) {
 std::string format_endpoint(const Endpoint& e) {
   const bool v6 = e.host.find(':') != std::string::npos;
   return (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
-}
-
-core::Expected<Cidr> parse_cidr(std::string_view text) {
-  auto fail = [&](const std::string& why) {
-    return core::make_error("network " + internal::quoted(text) + " " + why);
-  };
-  const auto slash = text.find('/');
-  const std::string_view address = text.substr(0, slash);
-  Cidr c;
-  c.text = std::string(text);
-  int max = 32;
-  if (!internal::parse_ip(AF_INET, address, c.bytes)) {
-    if (!internal::parse_ip(AF_INET6, address, c.bytes)) {
-      return fail(
-          "is not an IPv4 or IPv6 address with an optional /prefix (e.g. 10.0.0.0/8, "
-          "::1/128)");
-    }
-    c.v6 = true;
-    max = 128;
-  }
-  c.prefix = max;
-  if (slash != std::string_view::npos) {
-    auto n = core::parse_count(text.substr(slash + 1), "prefix");
-    if (!n || *n > max) {
-      return fail("has a bad prefix length (accepted: /0 to /" + std::to_string(max) + ")");
-    }
-    c.prefix = static_cast<int>(*n);
-  }
-  unsigned char masked[16] = {};
-  bool host_bits = false;
-  for (int i = 0; i < max / 8; ++i) {
-    const int keep = std::clamp(c.prefix - i * 8, 0, 8);
-    const auto mask = static_cast<unsigned char>(keep == 0 ? 0 : 0xff << (8 - keep));
-    masked[i] = static_cast<unsigned char>(c.bytes[i] & mask);
-    host_bits = host_bits || masked[i] != c.bytes[i];
-  }
-  if (host_bits) {
-    char buf[INET6_ADDRSTRLEN];
-    inet_ntop(c.v6 ? AF_INET6 : AF_INET, masked, buf, sizeof buf);
-    return fail("has address bits set after the /" + std::to_string(c.prefix) +
-                " prefix; did you mean " + buf + "/" + std::to_string(c.prefix) + "?");
-  }
-  return c;
 }
 
 }  // namespace sluice::config

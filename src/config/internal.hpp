@@ -18,6 +18,7 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/utf8.hpp"
+#include "sluice/proto/http/ip_address.hpp"
 
 namespace sluice::config::internal {
 
@@ -63,7 +64,7 @@ inline std::string quoted(std::string_view s) { return "'" + core::printable(s) 
 template <std::size_t N>
 bool parse_ip(int family, std::string_view text, unsigned char (&out)[N]) {
   static_assert(N >= 16);
-  return inet_pton(family, std::string(text).c_str(), out) == 1;
+  return proto::http::parse_ip(family, text, out);
 }
 
 // A host as written before an endpoint's port: a name or an IPv4 address (endpoints bracket

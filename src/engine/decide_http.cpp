@@ -2,8 +2,13 @@
 // local rules decided together, then the Redis ones; counters, status and body from that.
 #include "internal.hpp"
 #include "keys.hpp"
+#include "sluice/proto/http/field_values.hpp"
 
 namespace sluice::engine::detail {
+
+using proto::http::host_without_port;
+using proto::http::iequals;
+
 namespace {
 
 bool matches(const config::RouteMatch& m, const RequestView& r) {

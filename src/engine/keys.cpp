@@ -1,7 +1,12 @@
 // Rule keys from request parts (keys.hpp).
 #include "keys.hpp"
 
+#include "sluice/proto/http/field_values.hpp"
+
 namespace sluice::engine::detail {
+
+using proto::http::host_without_port;
+using proto::http::query_param;
 
 std::optional<std::string_view> part_value(const config::KeyPart& p, const RequestView& r,
                                            std::string_view client, std::string_view route) {

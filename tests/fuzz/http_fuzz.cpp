@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "client_session.hpp"  // the gateway's limits (kMaxHeaderBytes, kMaxTargetBytes)
+#include "common/limit_fields.hpp"
 #include "fields_arena.hpp"
 #include "fuzz_check.hpp"
 #include "proxy_head.hpp"
@@ -29,7 +30,6 @@
 #include "request_head.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
-#include "sluice/engine/fields.hpp"
 #include "sluice/engine/snapshot.hpp"
 #include "sluice/proto/http/ratelimit_fields.hpp"
 
@@ -92,8 +92,8 @@ sluice::engine::Outcome& outcome() {
   static auto* out = new sluice::engine::Outcome;
   return *out;
 }
-sluice::engine::LimitFields& fields() {
-  static auto* f = new sluice::engine::LimitFields;
+sluice::server::LimitFields& fields() {
+  static auto* f = new sluice::server::LimitFields;
   return *f;
 }
 
@@ -235,11 +235,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     SLUICE_FUZZ_CHECK(out.verdict != sluice::engine::Verdict::kInvalid,
                       "an HTTP request is never an invalid ask");
     const auto& rules = out.snapshot->rules;
-    sluice::engine::limit_fields(out, fields());
+    sluice::server::limit_fields(out, fields());
     std::string lines;
     sluice::proto::http::append_ratelimit_fields(lines, fields(),
                                                  {rules.ratelimit_headers, rules.legacy_headers},
-                                                 sluice::engine::retry_after(out));
+                                                 sluice::server::retry_after(out));
     check_field_lines(lines);
     if (out.verdict == sluice::engine::Verdict::kAllow && out.route->upstream != nullptr) {
       check_upstream_head(req, target, p);

@@ -101,6 +101,6 @@ std::string rule_to_json(const Rule& rule);
 core::Expected<Endpoint> parse_endpoint(std::string_view text);
 std::string format_endpoint(const Endpoint& endpoint);
 // "10.0.0.0/8", "::1/128", or a bare address (a /32 or /128); host bits must be zero.
-core::Expected<Cidr> parse_cidr(std::string_view text);
+using proto::http::parse_cidr;
 
 }  // namespace sluice::config

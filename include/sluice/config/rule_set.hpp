@@ -12,6 +12,7 @@
 #include "sluice/config/rls.hpp"
 #include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
+#include "sluice/proto/http/ip_address.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
@@ -25,13 +26,7 @@ struct Endpoint {
 };
 
 // An IPv4 or IPv6 network, "10.0.0.0/8", "::1/128"; a bare address is a /32 or /128.
-struct Cidr {
-  std::string text;
-  bool v6 = false;
-  unsigned char bytes[16] = {};
-  int prefix = 0;
-  friend bool operator==(const Cidr& a, const Cidr& b) { return a.text == b.text; }
-};
+using Cidr = proto::http::Cidr;
 
 struct Upstream {
   std::string name;

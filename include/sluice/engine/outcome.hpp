@@ -17,6 +17,9 @@
 
 namespace sluice::engine {
 
+// Limits a request usually meets at once: below this, an outcome allocates nothing.
+inline constexpr std::size_t kInlineLimits = local::kInline;
+
 struct CompiledLimit;
 struct CompiledRoute;
 struct RuleCounters;

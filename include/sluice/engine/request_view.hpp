@@ -1,5 +1,6 @@
 // An HTTP request as the engine sees it, filled by the gateway with views into its own
-// buffers, and the lookups keys are made of: header, query parameter, cookie, client address.
+// buffers, and what keys are made of: a header, a cookie, the client address behind trusted
+// proxies (the syntax of each is proto/http's; the choice and the trust walk are the engine's).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/proto/http/ip_address.hpp"
 
 namespace sluice::engine {
 
@@ -25,37 +27,13 @@ struct RequestView {
   std::span<const Header> headers;
 };
 
-// ASCII case-insensitive equality (header names, hosts, methods).
-bool iequals(std::string_view a, std::string_view b);
-
 // The first header of that name (case-insensitive).
 std::optional<std::string_view> find_header(const RequestView& r, std::string_view name);
-// The first `name=value` of the query string, value as sent (not percent-decoded).
-std::optional<std::string_view> query_param(std::string_view query, std::string_view name);
 // The first cookie of that name in the Cookie header(s).
 std::optional<std::string_view> cookie(const RequestView& r, std::string_view name);
-// Host without a port, as sent.
-std::string_view host_without_port(std::string_view host);
 
-// An address in its one canonical text: IPv4 dotted quad, IPv6 as inet_ntop writes it (lower
-// case, zeros compressed), an IPv4-mapped IPv6 as IPv4. Room for the longest of them.
-class CanonicalAddress {
- public:
-  // Parses "192.0.2.7", "192.0.2.7:8080", "2001:db8::1", "[2001:db8::1]:8080", a quoted or
-  // bracketed Forwarded node; false for anything else ("unknown", "_hidden", "garbage").
-  bool parse(std::string_view text);
-  std::string_view text() const { return {buf_, len_}; }
-  bool v6() const { return v6_; }
-  const unsigned char* bytes() const { return bytes_; }  // 4 or 16
-
- private:
-  char buf_[48] = {};
-  std::size_t len_ = 0;
-  bool v6_ = false;
-  unsigned char bytes_[16] = {};
-};
-
-bool cidr_contains(const config::Cidr& net, const CanonicalAddress& address);
+// A client address in its one canonical text (proto/http parses it).
+using CanonicalAddress = proto::http::IpAddress;
 
 // The client address for keys and logs: the peer, unless the peer is a trusted proxy; then
 // X-Forwarded-For (else Forwarded: for=, else X-Real-IP) is walked from the right, skipping

@@ -43,51 +43,92 @@ void append_sf_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
-                             FieldChoice choice, core::Nanos retry_after) {
+namespace {
+
+// The fields through a writer: begin(name), then the value appended to value(), then end().
+// One writing serves a response head (HeadWriter) and a list of pairs (PairWriter).
+template <class Writer>
+void write_fields(Writer& w, std::span<const LimitField> limits, FieldChoice choice,
+                  core::Nanos retry_after) {
   if (choice.ratelimit && !limits.empty()) {
-    out += "RateLimit-Policy: ";
+    std::string& policy = w.begin("RateLimit-Policy");
     for (std::size_t i = 0; i < limits.size(); ++i) {
       const LimitField& l = limits[i];
-      if (i > 0) out += ", ";
-      append_policy_item(out, l.name, "", l.quota, l.window_seconds, l.concurrent);
+      if (i > 0) policy += ", ";
+      append_policy_item(policy, l.name, "", l.quota, l.window_seconds, l.concurrent);
       if (l.burst > 0) {
-        out += ", ";
-        append_policy_item(out, l.name, "-burst", l.burst, 0, false);
+        policy += ", ";
+        append_policy_item(policy, l.name, "-burst", l.burst, 0, false);
       }
     }
-    out += "\r\nRateLimit: ";
+    w.end();
+    std::string& status = w.begin("RateLimit");
     for (std::size_t i = 0; i < limits.size(); ++i) {
       const LimitField& l = limits[i];
-      if (i > 0) out += ", ";
-      append_sf_string(out, l.name);
-      out += ";r=";
-      append_int(out, l.remaining < 0 ? 0 : l.remaining);
+      if (i > 0) status += ", ";
+      append_sf_string(status, l.name);
+      status += ";r=";
+      append_int(status, l.remaining < 0 ? 0 : l.remaining);
       if (l.reset_seconds >= 0) {
-        out += ";t=";
-        append_int(out, l.reset_seconds);
+        status += ";t=";
+        append_int(status, l.reset_seconds);
       }
     }
-    out += "\r\n";
+    w.end();
   }
   if (choice.legacy && !limits.empty()) {
     const LimitField* tightest = &limits[0];
     for (const LimitField& l : limits) {
       if (l.remaining < tightest->remaining) tightest = &l;
     }
-    out += "X-RateLimit-Limit: ";
-    append_int(out, tightest->burst > 0 ? tightest->burst : tightest->quota);
-    out += "\r\nX-RateLimit-Remaining: ";
-    append_int(out, tightest->remaining < 0 ? 0 : tightest->remaining);
-    out += "\r\nX-RateLimit-Reset: ";
-    append_int(out, tightest->reset_seconds < 0 ? 0 : tightest->reset_seconds);
-    out += "\r\n";
+    append_int(w.begin("X-RateLimit-Limit"),
+               tightest->burst > 0 ? tightest->burst : tightest->quota);
+    w.end();
+    append_int(w.begin("X-RateLimit-Remaining"), tightest->remaining < 0 ? 0 : tightest->remaining);
+    w.end();
+    append_int(w.begin("X-RateLimit-Reset"),
+               tightest->reset_seconds < 0 ? 0 : tightest->reset_seconds);
+    w.end();
   }
   if (retry_after >= 0) {
-    out += "Retry-After: ";
-    append_int(out, retry_after_seconds(retry_after));
-    out += "\r\n";
+    append_int(w.begin("Retry-After"), retry_after_seconds(retry_after));
+    w.end();
   }
+}
+
+// "Name: value\r\n" straight into a response head.
+struct HeadWriter {
+  std::string& head;
+  std::string& begin(std::string_view name) {
+    head += name;
+    head += ": ";
+    return head;
+  }
+  void end() { head += "\r\n"; }
+};
+
+struct PairWriter {
+  FieldPairs& pairs;
+  std::string& begin(std::string_view name) {
+    return pairs.emplace_back(name, std::string()).second;
+  }
+  void end() {}
+};
+
+}  // namespace
+
+void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
+                             FieldChoice choice, core::Nanos retry_after) {
+  HeadWriter w{out};
+  write_fields(w, limits, choice, retry_after);
+}
+
+FieldPairs ratelimit_field_pairs(std::span<const LimitField> limits, FieldChoice choice,
+                                 core::Nanos retry_after) {
+  FieldPairs pairs;
+  PairWriter w{pairs};
+  write_fields(w, limits, choice, retry_after);
+  return pairs;
 }
 
 std::int64_t retry_after_seconds(core::Nanos wait) {

@@ -291,4 +291,19 @@ std::optional<std::string> percent_decode(std::string_view in) {
   return out;
 }
 
+std::string form_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const int c = in[i] == '%' ? escaped_byte(in, i) : -1;
+    if (c >= 0) {
+      out += static_cast<char>(c);
+      i += 2;
+    } else {
+      out += in[i] == '+' ? ' ' : in[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace sluice::proto::http

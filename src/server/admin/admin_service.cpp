@@ -19,6 +19,8 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/control/config_store.hpp"
 #include "sluice/core/clock.hpp"
+#include "sluice/proto/http/field_values.hpp"
+#include "sluice/proto/http/request_target.hpp"
 
 namespace sluice::server {
 namespace {
@@ -47,19 +49,6 @@ std::optional<Reply> bad_name(const std::string& name) {
   auto problem = config::entry_name_problem("rule", name);
   if (!problem) return std::nullopt;
   return invalid_reply({*problem}, "name");
-}
-
-std::string query_param(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const auto pair = query.substr(0, amp);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name)
-      return eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return {};
 }
 
 using metrics::Family;
@@ -246,7 +235,9 @@ Reply AdminService::check_body(const AdminRequest& request) {
   json::array errors;
   if (auto name = config::rule_body_name(request.body)) {
     // One rule: checked as PUT /v1/rules/{name} would check it, against the rules in force.
-    if (name->empty()) name = query_param(request.query, "name");
+    if (name->empty()) {
+      name = proto::http::form_decode(proto::http::query_param(request.query, "name").value_or(""));
+    }
     if (name->empty()) name = "unnamed";
     result["kind"] = "rule";
     auto parsed = config::parse_rule(*name, request.body);

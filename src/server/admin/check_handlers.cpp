@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "check_input.hpp"
-#include "sluice/engine/fields.hpp"
+#include "common/limit_fields.hpp"
 #include "sluice/engine/snapshot.hpp"
 
 namespace sluice::server {
@@ -68,18 +68,12 @@ json::object decision_json(const engine::Outcome& out) {
 
 // The outcome's RateLimit fields (Retry-After only when the caller is told to deny).
 void add_headers(Reply& reply, const engine::Outcome& out) {
-  engine::LimitFields fields;
-  engine::limit_fields(out, fields);
+  LimitFields fields;
+  limit_fields(out, fields);
   const config::RuleSet& rules = out.snapshot->rules;
-  std::string lines;
-  proto::http::append_ratelimit_fields(
-      lines, fields, {rules.ratelimit_headers, rules.legacy_headers}, engine::retry_after(out));
-  for (std::size_t at = 0; at < lines.size();) {
-    const auto end = lines.find("\r\n", at);
-    const auto colon = lines.find(':', at);
-    reply.headers.emplace_back(lines.substr(at, colon - at),
-                               lines.substr(colon + 2, end - colon - 2));
-    at = end + 2;
+  for (auto& [name, value] : proto::http::ratelimit_field_pairs(
+           fields, {rules.ratelimit_headers, rules.legacy_headers}, retry_after(out))) {
+    reply.headers.emplace_back(std::string(name), std::move(value));
   }
   if (out.dry_run_denied()) reply.headers.emplace_back(kDryRunDeniedHeader, "true");
   if (!out.lease_token.empty()) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sluice/core/utf8.hpp"
+#include "sluice/proto/http/request_target.hpp"
 
 namespace sluice::server {
 namespace {
@@ -96,31 +97,6 @@ std::optional<InputError> complete(const CheckInput& in, bool has_max_wait) {
   return std::nullopt;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  const char lower = static_cast<char>(c | 0x20);
-  return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : -1;
-}
-
-// application/x-www-form-urlencoded decoding, lenient about a stray '%'.
-std::string form_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 &&
-               hex_value(in[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // The field of `object` (or of a check in its batch) whose name or text is not UTF-8.
 std::optional<std::string> field_not_utf8(const json::object& object) {
   for (const auto& [name, value] : object) {
@@ -176,9 +152,10 @@ ParsedCheck parse_check_query(std::string rule, std::string_view query) {
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
-    const std::string name = form_decode(pair.substr(0, eq));
-    const std::string value =
-        eq == std::string_view::npos ? std::string() : form_decode(pair.substr(eq + 1));
+    const std::string name = proto::http::form_decode(pair.substr(0, eq));
+    const std::string value = eq == std::string_view::npos
+                                  ? std::string()
+                                  : proto::http::form_decode(pair.substr(eq + 1));
     bool* seen = name == "key" ? &has_key : name == "cost" ? &has_cost : nullptr;
     if (seen == nullptr) {
       return refused("unknown query parameter '" + name + "' (accepted: key, cost)", name);

@@ -199,10 +199,10 @@ void ClientSession::write_limit_fields() {
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
   fields_.clear();
-  engine::limit_fields(outcome_, limit_fields_);
+  limit_fields(outcome_, limit_fields_);
   proto::http::append_ratelimit_fields(fields_, limit_fields_,
                                        {rules.ratelimit_headers, rules.legacy_headers},
-                                       engine::retry_after(outcome_));
+                                       retry_after(outcome_));
 }
 
 void ClientSession::finish_exchange(core::Nanos now) {

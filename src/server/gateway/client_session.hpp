@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "body_buffer.hpp"
+#include "common/limit_fields.hpp"
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
 #include "request_body.hpp"
 #include "request_framing.hpp"
 #include "request_head.hpp"
-#include "sluice/engine/fields.hpp"
 #include "sluice/engine/loop.hpp"
 #include "upstream_pool.hpp"
 #include "watchdog.hpp"
@@ -158,10 +158,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
-  engine::Outcome outcome_;           // the engine's answer to the request being served
-  engine::LimitFields limit_fields_;  // its rate-limit fields, before they are written
-  std::string fields_;                // ... and as header lines
-  HeadTarget target_;                 // the request's target as forwarded (read_request_head)
+  engine::Outcome outcome_;   // the engine's answer to the request being served
+  LimitFields limit_fields_;  // its rate-limit fields, before they are written
+  std::string fields_;        // ... and as header lines
+  HeadTarget target_;         // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
   BodyBuffer held_;               // the request body read ahead (read_body_ahead)

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/limit_fields.hpp"
 #include "sluice/config/loader.hpp"
-#include "sluice/engine/fields.hpp"
 #include "sluice/engine/loop.hpp"
 
 namespace {
@@ -50,6 +50,10 @@ void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::f
 
 namespace sluice::engine {
 namespace {
+
+using server::limit_fields;
+using server::LimitFields;
+using server::retry_after;
 
 // Heap allocations made by `f`, on this thread.
 template <class F>

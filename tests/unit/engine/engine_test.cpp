@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "common/limit_fields.hpp"
 #include "sluice/config/loader.hpp"
-#include "sluice/engine/fields.hpp"
 
 namespace sluice::engine {
 namespace {
+
+using server::limit_fields;
+using server::LimitFields;
+using server::retry_after;
 
 using core::kNanosPerMilli;
 using core::kNanosPerSecond;

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sluice/core/time.hpp"
 
@@ -36,6 +38,11 @@ struct FieldChoice {
 // Retry-After when `retry_after` >= 0 (a denial whose retry time is known).
 void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
                              FieldChoice choice, core::Nanos retry_after);
+
+// The same fields as (name, value) pairs, for a reply whose headers are a list.
+using FieldPairs = std::vector<std::pair<std::string_view, std::string>>;
+FieldPairs ratelimit_field_pairs(std::span<const LimitField> limits, FieldChoice choice,
+                                 core::Nanos retry_after);
 
 // An sf-string: quoted, with '"' and '\' escaped; other bytes outside 0x20-0x7e dropped.
 void append_sf_string(std::string& out, std::string_view s);

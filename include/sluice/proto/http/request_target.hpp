@@ -54,4 +54,8 @@ bool routing_host(std::string_view authority, std::string& scratch, std::string_
 // not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view in);
 
+// application/x-www-form-urlencoded (a query string's names and values): '+' is a space, %XX
+// a byte, and a '%' not followed by two hex digits stays as it is.
+std::string form_decode(std::string_view in);
+
 }  // namespace sluice::proto::http

@@ -1,6 +1,6 @@
 // An outcome as the HTTP rate-limit fields see it (RateLimit-Policy, RateLimit, X-RateLimit-*,
-// Retry-After): the values each limit reports; proto/http writes them. docs/configuration.md
-// ("Response fields") defines q, w, r and t.
+// Retry-After): the values each limit reports, for the gateway and the check API alike;
+// proto/http writes them. docs/configuration.md ("Response fields") defines q, w, r and t.
 #pragma once
 
 #include <absl/container/inlined_vector.h>
@@ -9,17 +9,17 @@
 #include "sluice/engine/outcome.hpp"
 #include "sluice/proto/http/ratelimit_fields.hpp"
 
-namespace sluice::engine {
+namespace sluice::server {
 
-using LimitFields = absl::InlinedVector<proto::http::LimitField, local::kInline>;
+using LimitFields = absl::InlinedVector<proto::http::LimitField, engine::kInlineLimits>;
 
 // One field item per enforced limit that decided, in order. r is what is left after this
 // request (a refused request is charged nowhere, so the limits that allowed it report what
 // they had). t is the seconds until the limit is full again; for a limit that refused the
 // request it is its retry time instead, the same point in time as Retry-After.
-void limit_fields(const Outcome& out, LimitFields& fields);
+void limit_fields(const engine::Outcome& out, LimitFields& fields);
 
 // The Retry-After of an outcome: its retry time when refused and known, else -1.
-core::Nanos retry_after(const Outcome& out);
+core::Nanos retry_after(const engine::Outcome& out);
 
-}  // namespace sluice::engine
+}  // namespace sluice::server

@@ -1,9 +1,14 @@
-// limit_fields (sluice/engine/fields.hpp).
-#include "sluice/engine/fields.hpp"
+// limit_fields (limit_fields.hpp).
+#include "limit_fields.hpp"
 
 #include "sluice/engine/snapshot.hpp"
 
-namespace sluice::engine {
+namespace sluice::server {
+
+using engine::Applied;
+using engine::Outcome;
+using engine::Quota;
+using engine::Verdict;
 
 void limit_fields(const Outcome& out, LimitFields& fields) {
   fields.clear();
@@ -36,4 +41,4 @@ core::Nanos retry_after(const Outcome& out) {
   return d.retry_after;
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::server
