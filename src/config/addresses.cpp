@@ -86,9 +86,4 @@ core::Expected<Endpoint> parse_endpoint(std::string_view text) {
   return Endpoint{std::string(host), static_cast<std::uint16_t>(*n)};
 }
 
-std::string format_endpoint(const Endpoint& e) {
-  const bool v6 = e.host.find(':') != std::string::npos;
-  return (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
-}
-
 }  // namespace sluice::config

@@ -99,7 +99,7 @@ std::string rule_to_json(const Rule& rule);
 // The value syntaxes of the config, for flags that override it (`serve --listen`).
 // "127.0.0.1:8080", "[::1]:8080", "localhost:8080", ":8080" (all addresses).
 core::Expected<Endpoint> parse_endpoint(std::string_view text);
-std::string format_endpoint(const Endpoint& endpoint);
+using proto::format_endpoint;
 // "10.0.0.0/8", "::1/128", or a bare address (a /32 or /128); host bits must be zero.
 using proto::http::parse_cidr;
 

@@ -12,6 +12,7 @@
 #include "sluice/config/rls.hpp"
 #include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
+#include "sluice/proto/endpoint.hpp"
 #include "sluice/proto/http/ip_address.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/spec/limit_spec.hpp"
@@ -19,11 +20,7 @@
 namespace sluice::config {
 
 // "127.0.0.1:8080", "[::1]:8080", ":8080" (all addresses).
-struct Endpoint {
-  std::string host;
-  std::uint16_t port = 0;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
-};
+using Endpoint = proto::Endpoint;
 
 // An IPv4 or IPv6 network, "10.0.0.0/8", "::1/128"; a bare address is a /32 or /128.
 using Cidr = proto::http::Cidr;

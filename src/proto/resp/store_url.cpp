@@ -14,15 +14,10 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 
-std::string format_endpoint(const Endpoint& e) {
-  const bool v6 = e.host.find(':') != std::string::npos;
-  return (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
-}
-
 core::Expected<Endpoint> parse_endpoint(std::string_view text, std::string_view what) {
   const std::string where = std::string(what) + " " + quoted(text);
   if (text.empty()) return core::make_error("empty " + std::string(what));
-  Endpoint e;
+  Endpoint e{std::string(), kDefaultRedisPort};
   std::string_view port_text;
   bool has_port = false;
   if (text.front() == '[') {

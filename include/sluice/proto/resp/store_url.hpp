@@ -8,18 +8,14 @@
 #include <vector>
 
 #include "sluice/core/expected.hpp"
+#include "sluice/proto/endpoint.hpp"
 
 namespace sluice::proto::resp {
 
-struct Endpoint {
-  std::string host;  // an IPv4/IPv6 address or a host name (resolved at each connect)
-  std::uint16_t port = 6379;
+using proto::Endpoint;
+using proto::format_endpoint;
 
-  bool operator==(const Endpoint&) const = default;
-};
-
-// "host:port", or "[v6]:port" for an IPv6 address: how Redis itself writes node addresses.
-std::string format_endpoint(const Endpoint& e);
+inline constexpr std::uint16_t kDefaultRedisPort = 6379;
 
 // Parses "host:port", "host" (port 6379) or "[v6addr]:port". `what` names the value in errors.
 core::Expected<Endpoint> parse_endpoint(std::string_view text, std::string_view what = "endpoint");
