@@ -1,0 +1,60 @@
+// The RLS listener's front door: Sluice accepts each connection itself and gives gRPC one end
+// of a socketpair (grpc::AddInsecureChannelFromFd), forwarding bytes between the two on its own
+// thread. gRPC 1.51 holds a client to SETTINGS_MAX_CONCURRENT_STREAMS only once the client has
+// acknowledged it, and its resource quota never gets to cancelling streams, so a client that
+// never acknowledges could open streams without end (100k streams: 1.2 GB). Here the streams a
+// client opens before its ACK are counted (settings_watch.hpp); past rls.max_concurrent_streams
+// it is sent GOAWAY (ENHANCE_YOUR_CALM) and disconnected. After the ACK only bytes are copied.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+namespace sluice::server::rls {
+
+class StreamGate {
+ public:
+  // Hands each accepted connection's gRPC end (a socket descriptor) to `handoff`.
+  using Handoff = std::function<void(int fd)>;
+
+  // Binds `at` (throws std::runtime_error with the reason when it cannot); accepts after
+  // start(). Each connection cut adds one to `cut` (which must outlive the gate).
+  StreamGate(const boost::asio::ip::tcp::endpoint& at, std::int64_t max_streams_before_ack,
+             std::atomic<std::uint64_t>& cut);
+  ~StreamGate();  // stop()
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+
+  void start(Handoff handoff);
+  // Stops accepting and closes every connection; joins the thread. Idempotent.
+  void stop();
+
+  int port() const;
+
+ private:
+  class Connection;
+  void accept();
+  void closed();
+
+  boost::asio::io_context io_{1};
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;
+  boost::asio::steady_timer trim_;
+  bool trim_pending_ = false;
+  bool stopping_ = false;
+  std::unordered_set<Connection*> open_;  // on the gate's thread only
+  std::int64_t max_streams_;
+  Handoff handoff_;
+  std::thread thread_;
+  std::atomic<std::uint64_t>& cut_;
+};
+
+}  // namespace sluice::server::rls
