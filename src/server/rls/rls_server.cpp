@@ -131,6 +131,7 @@ void RlsServer::stop() {
   if (!impl_ || !impl_->server) return;
   // Calls in flight finish on the loop (their Redis answers within its timeout), then it stops;
   // the gate forwards their answers until gRPC has closed its ends.
+  impl_->gate->stop_handoffs();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   impl_->server->Wait();
   impl_->gate->stop();

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <array>
 #include <boost/asio/ip/v6_only.hpp>
@@ -25,8 +26,9 @@ using unix_socket = asio::local::stream_protocol::socket;
 
 namespace {
 
-// Each direction copies through one buffer: a read waits for the write before it.
-constexpr std::size_t kBuffer = 64 * 1024;
+// Each direction copies through one buffer (a read waits for the write before it): 32 KiB a
+// connection, about what gRPC's own buffers take.
+constexpr std::size_t kBuffer = 16 * 1024;
 // After connections close, memory the allocator holds is given back to the system, at most
 // once a second: glibc keeps freed blocks in its arenas, so the 1.9 GB a flood of streams once
 // took stayed resident after the client left (malloc_trim gave back all but 106 MB of it).
@@ -109,21 +111,23 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
         asio::buffer(down_),
         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
           if (ec) return self->close();
+          self->writing_to_client_ = true;
           asio::async_write(self->client_, asio::buffer(self->down_.data(), n),
                             [self](const boost::system::error_code& wec, std::size_t) {
+                              self->writing_to_client_ = false;
                               if (wec) return self->close();
                               self->to_client();
                             });
         });
   }
 
-  // gRPC's end closes (which ends the streams it holds); the client is told why, best effort,
-  // and closed.
+  // gRPC's end closes (which ends the streams it holds); the client is told why, unless a frame
+  // of gRPC's is half written to it, and closed.
   void cut(StreamWatch::Verdict verdict) {
     gate_.cut_.fetch_add(1, std::memory_order_relaxed);
     boost::system::error_code ignored;
     grpc_.close(ignored);
-    refuse_connection(client_, goaway(watch_, verdict));
+    refuse_connection(client_, writing_to_client_ ? std::string() : goaway(watch_, verdict));
   }
 
   StreamGate& gate_;
@@ -132,6 +136,7 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
   StreamWatch watch_;
   std::array<char, kBuffer> up_;
   std::array<char, kBuffer> down_;
+  bool writing_to_client_ = false;
 };
 
 StreamGate::StreamGate(const tcp::endpoint& at, std::int64_t max_streams_before_ack,
@@ -152,6 +157,11 @@ void StreamGate::start(Handoff handoff) {
   handoff_ = std::move(handoff);
   accept();
   thread_ = std::thread([this] { io_.run(); });
+}
+
+void StreamGate::stop_handoffs() {
+  std::lock_guard lock(handoff_mutex_);
+  handing_off_ = false;
 }
 
 void StreamGate::stop() {
@@ -190,7 +200,15 @@ void StreamGate::accept() {
     boost::system::error_code ignored;
     client.set_option(tcp::no_delay(true), ignored);
     unix_socket ours(io_, asio::local::stream_protocol(), fds[0]);
-    handoff_(fds[1]);  // gRPC owns and closes it from here
+    {
+      std::lock_guard lock(handoff_mutex_);
+      if (!handing_off_) {
+        ::close(fds[1]);
+        refuse_connection(client, "");
+        return;  // stopping: stop() closes the acceptor
+      }
+      handoff_(fds[1]);  // gRPC owns and closes it from here
+    }
     std::make_shared<Connection>(*this, std::move(client), std::move(ours))->start();
     accept();
   });

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_set>
@@ -34,6 +35,9 @@ class StreamGate {
   StreamGate& operator=(const StreamGate&) = delete;
 
   void start(Handoff handoff);
+  // No connection is handed to gRPC after this returns (gRPC is about to shut down); new ones
+  // are closed. Any thread.
+  void stop_handoffs();
   // Stops accepting and closes every connection; joins the thread. Idempotent.
   void stop();
 
@@ -53,6 +57,8 @@ class StreamGate {
   std::unordered_set<Connection*> open_;  // on the gate's thread only
   std::int64_t max_streams_;
   Handoff handoff_;
+  std::mutex handoff_mutex_;
+  bool handing_off_ = true;  // under handoff_mutex_
   std::thread thread_;
   std::atomic<std::uint64_t>& cut_;
 };

@@ -5,7 +5,6 @@ with RESOURCE_EXHAUSTED, charging nothing."""
 import os
 import signal
 import subprocess
-import time
 
 import grpc
 import pytest
@@ -21,8 +20,10 @@ BIG = [("grpc.max_receive_message_length", 16 << 20), ("grpc.max_send_message_le
 def serve(tmp_path, config_text):
     port = free_port()
     (tmp_path / "sluice.yaml").write_text(config_text)
-    s = ServeProcess(tmp_path, ["--grpc", f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
-                                "--config", str(tmp_path / "sluice.yaml"), "--rls-config", RLS_CONFIG],
+    s = ServeProcess(tmp_path, ["--grpc", f"127.0.0.1:{port}",
+                                "--admin", f"127.0.0.1:{free_port()}",
+                                "--config", str(tmp_path / "sluice.yaml"),
+                                "--rls-config", RLS_CONFIG],
                      r"grpc \(Envoy RLS\) listening on \S+:%d\b" % port)
     s.port = port
     return s
@@ -77,7 +78,8 @@ def test_max_descriptors_follows_a_reload(tmp_path, pb):
             six = request(pb, [[("path", "/health")]] * 6)
             with pytest.raises(grpc.RpcError) as e:
                 stub.ShouldRateLimit(six, timeout=10)
-            assert e.value.details() == "6 descriptors in one request, more than rls.max_descriptors (5)"
+            assert e.value.details() == ("6 descriptors in one request, more than "
+                                         "rls.max_descriptors (5)")
             (tmp_path / "sluice.yaml").write_text("rls:\n  max_descriptors: 6\n")
             s.proc.send_signal(signal.SIGHUP)
             wait_until(lambda: "config reloaded" in s.stderr(), what="the reload")

@@ -115,8 +115,8 @@ def test_100k_streams_on_one_connection_take_little_memory_and_others_are_served
                what=f"RssAnon back within {COME_BACK >> 20} MiB of {base / 2**20:.1f} MiB")
     after = rss(pid)
     other.stop()
-    print(f"\n{mode}: {opened} streams queued in {time.monotonic() - started:.1f} s, server closed: "
-          f"{flood.closed}, GOAWAY {flood.goaway}; RssAnon {base / 2**20:.1f} MiB before, peak "
+    print(f"\n{mode}: {opened} streams queued in {time.monotonic() - started:.1f} s, server "
+          f"closed: {flood.closed}, GOAWAY {flood.goaway}; RssAnon {base / 2**20:.1f} MiB before, peak "
           f"{peak / 2**20:.1f} MiB, {after / 2**20:.1f} MiB after; other client: "
           f"{len(other.latencies)} calls, slowest {max(other.latencies) * 1000:.0f} ms")
     assert peak - base < PEAK_GROWTH
