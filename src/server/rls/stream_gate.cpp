@@ -115,20 +115,24 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
           asio::async_write(self->client_, asio::buffer(self->down_.data(), n),
                             [self](const boost::system::error_code& wec, std::size_t) {
                               self->writing_to_client_ = false;
+                              if (!self->goaway_.empty()) return self->tell_and_close();
                               if (wec) return self->close();
                               self->to_client();
                             });
         });
   }
 
-  // gRPC's end closes (which ends the streams it holds); the client is told why, unless a frame
-  // of gRPC's is half written to it, and closed.
+  // gRPC's end closes (which ends the streams it holds); the client is told why, once a frame
+  // of gRPC's half written to it is through, and closed.
   void cut(StreamWatch::Verdict verdict) {
     gate_.cut_.fetch_add(1, std::memory_order_relaxed);
     boost::system::error_code ignored;
     grpc_.close(ignored);
-    refuse_connection(client_, writing_to_client_ ? std::string() : goaway(watch_, verdict));
+    goaway_ = goaway(watch_, verdict);
+    if (!writing_to_client_) tell_and_close();
   }
+
+  void tell_and_close() { refuse_connection(client_, goaway_); }
 
   StreamGate& gate_;
   tcp::socket client_;
@@ -137,6 +141,7 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
   std::array<char, kBuffer> up_;
   std::array<char, kBuffer> down_;
   bool writing_to_client_ = false;
+  std::string goaway_;  // set when cut: sent once the client's socket is free
 };
 
 StreamGate::StreamGate(const tcp::endpoint& at, std::int64_t max_streams_before_ack,
