@@ -162,8 +162,8 @@ struct RlsSettings {
   // nothing. Follows reloads.
   std::int64_t max_descriptors = 10000;
   // HTTP/2 streams one client connection may have open (SETTINGS_MAX_CONCURRENT_STREAMS), held
-  // before the client acknowledges it too; 10x as many resets a second close the connection.
-  // Read when the listener starts.
+  // (at no fewer than 100) before the client acknowledges it too; 10x as many resets a second
+  // close the connection. Read when the listener starts.
   std::int64_t max_concurrent_streams = 100;
   std::vector<std::string> files;  // envoyproxy/ratelimit files the config names, as written
   std::vector<RlsDomain> domains;  // its own (file "") and those its files hold

@@ -39,9 +39,11 @@ std::string goaway(const StreamWatch& watch, StreamWatch::Verdict verdict) {
   const std::string why =
       verdict == StreamWatch::Verdict::kTooManyResets
           ? "more than " + std::to_string(watch.max_resets()) +
-                " streams reset within a second (10 x rls.max_concurrent_streams)"
-          : "more than " + std::to_string(watch.max_streams()) +
-                " streams before acknowledging SETTINGS (rls.max_concurrent_streams)";
+                " streams reset within a second (10 x rls.max_concurrent_streams; never fewer "
+                "than 1000)"
+          : "more than " + std::to_string(watch.max_streams_before_ack()) +
+                " streams before acknowledging SETTINGS (rls.max_concurrent_streams; never "
+                "fewer than 100)";
   const std::size_t length = 8 + why.size();
   std::string f;
   f += static_cast<char>(length >> 16 & 0xff);
@@ -144,9 +146,9 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
   std::string goaway_;  // set when cut: sent once the client's socket is free
 };
 
-StreamGate::StreamGate(const tcp::endpoint& at, std::int64_t max_streams_before_ack,
+StreamGate::StreamGate(const tcp::endpoint& at, std::int64_t max_streams,
                        std::atomic<std::uint64_t>& cut)
-    : acceptor_(io_), retry_(io_), trim_(io_), max_streams_(max_streams_before_ack), cut_(cut) {
+    : acceptor_(io_), retry_(io_), trim_(io_), max_streams_(max_streams), cut_(cut) {
   boost::system::error_code ec;
   acceptor_.open(at.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);

@@ -2,9 +2,10 @@
 // of a socketpair (grpc::AddInsecureChannelFromFd), forwarding bytes between the two on its own
 // thread. gRPC 1.51 holds a client to SETTINGS_MAX_CONCURRENT_STREAMS only once the client has
 // acknowledged it, and its resource quota never gets to cancelling streams, so a client that
-// never acknowledges could open streams without end (100k streams: 1.2 GB). Here the streams a
-// client opens before its ACK are counted (settings_watch.hpp); past rls.max_concurrent_streams
-// it is sent GOAWAY (ENHANCE_YOUR_CALM) and disconnected. After the ACK only bytes are copied.
+// never acknowledges could open streams without end (100k streams: 1.2 GB), and so could one
+// resetting each stream at once. The client's frame headers are read as they pass
+// (stream_watch.hpp): past its limits the client is sent GOAWAY (ENHANCE_YOUR_CALM) and
+// disconnected.
 #pragma once
 
 #include <atomic>
@@ -28,7 +29,9 @@ class StreamGate {
 
   // Binds `at` (throws std::runtime_error with the reason when it cannot); accepts after
   // start(). Each connection cut adds one to `cut` (which must outlive the gate).
-  StreamGate(const boost::asio::ip::tcp::endpoint& at, std::int64_t max_streams_before_ack,
+  // `max_streams`: rls.max_concurrent_streams (stream_watch.hpp says what is held before the
+  // ACK).
+  StreamGate(const boost::asio::ip::tcp::endpoint& at, std::int64_t max_streams,
              std::atomic<std::uint64_t>& cut);
   ~StreamGate();  // stop()
   StreamGate(const StreamGate&) = delete;

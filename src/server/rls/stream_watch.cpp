@@ -49,7 +49,7 @@ void StreamWatch::frame_header(core::Nanos now) {
     // SETTINGS, which is the first frame gRPC sends and carries the stream cap.
     acknowledged_ = true;
   } else if (type == kHeaders && stream > last_stream_) {  // a new stream: ids only grow
-    if (!acknowledged_ && ++opened_before_ack_ > max_streams_) {
+    if (!acknowledged_ && ++opened_before_ack_ > before_ack_) {
       verdict_ = Verdict::kTooManyStreamsBeforeAck;
       return;
     }

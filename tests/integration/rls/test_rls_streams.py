@@ -129,36 +129,40 @@ def test_100k_streams_on_one_connection_take_little_memory_and_others_are_served
 def test_the_stream_cap_is_advertised_and_holds_before_the_ack_and_after(tmp_path):
     s = serve(tmp_path, "rls:\n  max_concurrent_streams: 8\n")
     try:
-        # Never acknowledging: the 9th stream ends the connection, with the reason.
-        silent = FloodClient(s.port, acknowledge=False)
-        silent.pump(0.3)
-        assert silent.server_settings[MAX_CONCURRENT_STREAMS] == 8
-        silent.open(8)
-        silent.pump(0.3)
-        assert not silent.closed
-        silent.open(1)
-        wait_until(lambda: silent.pump(0.05) or silent.closed, what="the connection cut")
-        assert silent.goaway == (15, ENHANCE_YOUR_CALM, "more than 8 streams before acknowledging "
-                                 "SETTINGS (rls.max_concurrent_streams)")
-        assert cut_connections(s) == 1
-        # Acknowledging: gRPC holds it to the same 8 (a 9th open stream ends the connection).
+        # Acknowledging: gRPC holds the client to the 8 advertised (a 9th open stream ends the
+        # connection).
         polite = FloodClient(s.port, acknowledge=True)
         polite.pump(0.3)
+        assert polite.server_settings[MAX_CONCURRENT_STREAMS] == 8
         polite.open(8)
         polite.pump(0.3)
         assert not polite.closed
         polite.open(1)
         wait_until(lambda: polite.pump(0.05) or polite.closed, what="gRPC closing the connection")
-        # Resetting: more than 10 x 8 resets within a second end the connection.
+        # Never acknowledging: 100 streams, what HTTP/2 clients assume before SETTINGS arrive,
+        # even with a lower cap; the 101st ends the connection, with the reason.
+        silent = FloodClient(s.port, acknowledge=False)
+        silent.pump(0.3)
+        silent.open(100)
+        silent.pump(0.3)
+        assert not silent.closed
+        silent.open(1)
+        wait_until(lambda: silent.pump(0.05) or silent.closed, what="the connection cut")
+        assert silent.goaway == (199, ENHANCE_YOUR_CALM, "more than 100 streams before "
+                                 "acknowledging SETTINGS (rls.max_concurrent_streams; never "
+                                 "fewer than 100)")
+        assert cut_connections(s) == 1
+        # Resetting: more than 10 x 100 resets within a second end the connection.
         resetting = FloodClient(s.port, acknowledge=True)
         resetting.pump(0.3)
-        resetting.open(80, reset=True)
+        resetting.open(1000, reset=True)
         resetting.pump(0.1)
         assert not resetting.closed
         resetting.open(1, reset=True)
         wait_until(lambda: resetting.pump(0.05) or resetting.closed, what="the connection cut")
-        assert resetting.goaway[1:] == (ENHANCE_YOUR_CALM, "more than 80 streams reset within a "
-                                        "second (10 x rls.max_concurrent_streams)")
+        assert resetting.goaway[1:] == (ENHANCE_YOUR_CALM, "more than 1000 streams reset within a "
+                                        "second (10 x rls.max_concurrent_streams; never fewer "
+                                        "than 1000)")
         assert cut_connections(s) == 2
     finally:
         s.stop()
