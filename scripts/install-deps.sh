@@ -18,6 +18,8 @@ PACKAGES=(
   # Envoy rate limit service: gRPC/protobuf C++ and codegen, and the Python client of its tests
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   python3-grpcio python3-grpc-tools python3-protobuf
+  # the raw HTTP/2 client of the RLS stream tests (its HPACK encoder; it brings python3-hpack)
+  python3-h2
   # shipping (docs/packaging.md): systemd readiness, the man page, the .deb (dpkg-shlibdeps and
   # file for CPack) and its tests (dpkg-deb, systemd-analyze verify, man -l, lintian)
   libsystemd-dev help2man dpkg-dev file systemd man-db lintian

@@ -5,6 +5,7 @@
 // differently (unknown fields, units a fixed window cannot hold, a (key, value) given twice).
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 
 #include "internal.hpp"
@@ -192,8 +193,9 @@ std::optional<RlsDomain> internal::read_rls_domain(const yaml::Node& doc, Errors
 }
 
 std::optional<RlsSettings> internal::read_rls(Section& top, Errors& errors) {
-  auto r = top.section("rls", {"storage", "on_failure", "local_share", "lease", "lease_ttl",
-                               "memory", "files", "domains"});
+  auto r =
+      top.section("rls", {"storage", "on_failure", "local_share", "lease", "lease_ttl", "memory",
+                          "max_descriptors", "max_concurrent_streams", "files", "domains"});
   if (!r) return std::nullopt;
   RlsSettings rls;
   rls.line = top.line("rls");
@@ -210,6 +212,10 @@ std::optional<RlsSettings> internal::read_rls(Section& top, Errors& errors) {
       rls.memory = *memory;
     }
   }
+  // The most a gRPC message (4 MiB) can hold: an empty descriptor takes 2 bytes.
+  if (auto n = r->number("max_descriptors", 1, 2 << 20)) rls.max_descriptors = *n;
+  // gRPC's own range for the setting.
+  if (auto n = r->number("max_concurrent_streams", 1, INT32_MAX)) rls.max_concurrent_streams = *n;
   if (auto files = r->list("files", true)) {
     for (const auto& f : *files) rls.files.push_back(f.text);
   }

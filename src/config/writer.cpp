@@ -132,6 +132,8 @@ void emit_rls(YAML::Emitter& out, const RlsSettings& rls) {
     out << YAML::Key << field << YAML::Value << value;
   }
   out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rls.memory);
+  out << YAML::Key << "max_descriptors" << YAML::Value << rls.max_descriptors;
+  out << YAML::Key << "max_concurrent_streams" << YAML::Value << rls.max_concurrent_streams;
   if (!rls.files.empty()) emit_list(out, "files", rls.files);
   out << YAML::Key << "domains" << YAML::Value << YAML::BeginSeq;
   for (const RlsDomain& d : rls.domains) {

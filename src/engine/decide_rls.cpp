@@ -3,6 +3,11 @@
 // shadow-mode ones alone; here, or in Redis with `rls: {storage: redis}`.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
 #include "internal.hpp"
 #include "rls_tree.hpp"
 #include "sluice/engine/engine.hpp"
@@ -47,32 +52,58 @@ std::string key_text(std::string_view domain, std::span<const RlsEntry> entries)
 
 bool unlimited(const CompiledLimit& l) { return !l.table && !l.remote; }
 
+struct LimitKeyHash {
+  std::size_t operator()(const std::pair<const CompiledLimit*, std::string>& p) const {
+    return std::hash<std::string>{}(p.second) ^ std::hash<const CompiledLimit*>{}(p.first);
+  }
+};
+
+// rounds[j]: how many of order[0..j) reach the same limit as order[j], which is the round
+// order[j] is decided in. One pass: a hash map by limit, or a scan while there are few.
+absl::InlinedVector<std::uint32_t, local::kInline> rounds_of(std::span<const std::size_t> order,
+                                                             const Outcome& out) {
+  absl::InlinedVector<std::uint32_t, local::kInline> rounds(order.size(), 0);
+  if (order.size() <= local::kInline) {
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      for (std::size_t k = 0; k < j; ++k) {
+        rounds[j] += out.applied[order[k]].limit == out.applied[order[j]].limit ? 1 : 0;
+      }
+    }
+    return rounds;
+  }
+  std::unordered_map<const CompiledLimit*, std::uint32_t> seen;
+  for (std::size_t j = 0; j < order.size(); ++j) rounds[j] = seen[out.applied[order[j]].limit]++;
+  return rounds;
+}
+
 // The enforced descriptors decided in rounds, each round all or none over distinct limits (a
-// limit's table appears once in a decision): the same limit reached twice is decided after.
+// limit's table appears once in a decision): round r holds the r-th descriptor of each limit,
+// in request order, so the same limit reached twice is decided after. Linear in the
+// descriptors (a counting sort by round), not a rescan of those left per round.
 void decide_local_enforced(std::span<const std::size_t> order, std::span<const table::KeyHash> keys,
                            std::int64_t cost, core::Nanos now, Outcome& out) {
-  std::vector<bool> done(order.size(), false);
-  for (std::size_t first = 0; first < order.size();) {
-    absl::InlinedVector<std::size_t, local::kInline> round;  // indexes into `order`
-    for (std::size_t j = first; j < order.size(); ++j) {
-      if (done[j]) continue;
-      const CompiledLimit* l = out.applied[order[j]].limit;
-      bool taken = false;
-      for (std::size_t k : round) taken = taken || out.applied[order[k]].limit == l;
-      if (taken) continue;
-      round.push_back(j);
-      done[j] = true;
-    }
+  const auto rounds = rounds_of(order, out);
+  std::size_t count = 0;
+  for (const std::uint32_t r : rounds) count = std::max<std::size_t>(count, r + 1);
+  // by_round[starts[r] .. starts[r + 1]): the indexes into `order` of round r, in order.
+  absl::InlinedVector<std::size_t, local::kInline> starts(count + 1, 0);
+  for (const std::uint32_t r : rounds) ++starts[r + 1];
+  for (std::size_t r = 0; r < count; ++r) starts[r + 1] += starts[r];
+  absl::InlinedVector<std::size_t, local::kInline> by_round(order.size());
+  absl::InlinedVector<std::size_t, local::kInline> next(starts.begin(), starts.end() - 1);
+  for (std::size_t j = 0; j < order.size(); ++j) by_round[next[rounds[j]]++] = j;
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::span<const std::size_t> round(by_round.data() + starts[r],
+                                             starts[r + 1] - starts[r]);
     absl::InlinedVector<local::LimitAsk, local::kInline> asks;
     for (std::size_t k : round) {
       asks.push_back({&out.applied[order[k]].limit->table->table, keys[order[k]], 0, false});
     }
     absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
     local::decide_all(asks, now, cost, each, out.leases);
-    for (std::size_t r = 0; r < round.size(); ++r) {
-      if (each[r]) out.applied[order[round[r]]].decision = *each[r];
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      if (each[i]) out.applied[order[round[i]]].decision = *each[i];
     }
-    while (first < order.size() && done[first]) ++first;
   }
 }
 
@@ -84,6 +115,8 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
   remote->now = now;
   remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
   remote->parts.front().query.cost = cost;
+  // The enforced (limit, key) pairs asked so far, to the `applied` index that asks each.
+  std::unordered_map<std::pair<const CompiledLimit*, std::string>, std::size_t, LimitKeyHash> asked;
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     Applied& ap = out.applied[k];
     if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
@@ -91,15 +124,11 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
     detail::RemotePart* part = &remote->parts.front();
     if (ap.enforced) {
       // The same limit and key twice in one request: asked once, reported twice.
-      bool copied = false;
-      for (std::size_t j = 0; j < part->applied.size() && !copied; ++j) {
-        const std::size_t other = part->applied[j];
-        if (out.applied[other].limit == ap.limit && part->query.items[j].key == key) {
-          remote->copies.emplace_back(k, other);
-          copied = true;
-        }
+      const auto [first, added] = asked.try_emplace(std::pair(ap.limit, key), k);
+      if (!added) {
+        remote->copies.emplace_back(k, first->second);
+        continue;
       }
-      if (copied) continue;
     } else {
       remote->parts.emplace_back();
       part = &remote->parts.back();
@@ -198,6 +227,15 @@ bool Engine::resolve_rls(const Snapshot& snap, const RlsAsk& a, Outcome& out) {
   }
   if (a.descriptors.empty()) {
     refuse(out, "rate limit descriptor list must not be empty", "descriptors");
+    return false;
+  }
+  const std::int64_t most =
+      snap.rules.rls ? snap.rules.rls->max_descriptors : config::RlsSettings{}.max_descriptors;
+  if (std::cmp_greater(a.descriptors.size(), most)) {
+    refuse(out,
+           fmt::format("{} descriptors in one request, more than rls.max_descriptors ({})",
+                       a.descriptors.size(), most),
+           "max_descriptors");
     return false;
   }
   out.verdict = Verdict::kAllow;

@@ -177,6 +177,13 @@ struct RlsSettings {
   // Memory budget of each limit's key table (mapped once, touched as keys arrive). A limit
   // reached only through entries with fixed values has one key and takes one page instead.
   std::size_t memory = 16u << 20;
+  // Descriptors one ShouldRateLimit may carry; a request with more is refused, charging
+  // nothing. Follows reloads.
+  std::int64_t max_descriptors = 10000;
+  // HTTP/2 streams one client connection may have open (SETTINGS_MAX_CONCURRENT_STREAMS), held
+  // (at no fewer than 100) before the client acknowledges it too; 10x as many resets a second
+  // close the connection. Read when the listener starts.
+  std::int64_t max_concurrent_streams = 100;
   std::vector<std::string> files;  // envoyproxy/ratelimit files the config names, as written
   std::vector<RlsDomain> domains;  // its own (file "") and those its files hold
   int line = 0;

@@ -3,9 +3,10 @@
 // global rate limit filters, answered by the engine from the config's RLS domains (the `rls:`
 // section and envoyproxy/ratelimit files), kept here or in Redis, reloaded with the config.
 //
-// Threads: gRPC's callback API receives each call on gRPC's own threads; the call is decided
-// on the service's own event loop (its engine::Loop, with its Redis store when the domains are
-// kept in Redis) and finished from there.
+// Threads: connections are accepted, and their bytes copied to and from gRPC, on the stream
+// gate's thread (src/server/rls/stream_gate.hpp); gRPC's callback API receives each call on
+// gRPC's own threads; the call is decided on the service's own event loop (its engine::Loop,
+// with its Redis store when the domains are kept in Redis) and finished from there.
 #pragma once
 
 #include <memory>

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <string_view>
 #include <type_traits>
 
 #include "sluice/local/combined_decision.hpp"
@@ -139,9 +141,25 @@ int ScriptBatch::add_limit(const ScriptLimit& limit) {
 }
 
 int ScriptBatch::add_key(std::string key) {
-  // Batches are small (a loop turn's requests); a linear scan beats hashing every key.
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    if (keys_[i] == key) return static_cast<int>(i + 1);
+  // Batches are mostly small (a loop turn's requests): a linear scan beats hashing every key.
+  // Past kScanKeys they are looked up by hash, so that a batch of n keys costs O(n), not n^2.
+  constexpr std::size_t kScanKeys = 32;
+  if (keys_.size() < kScanKeys) {
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      if (keys_[i] == key) return static_cast<int>(i + 1);
+    }
+  } else {
+    const std::hash<std::string_view> hash;
+    if (by_hash_.empty()) {
+      for (std::size_t i = 0; i < keys_.size(); ++i) {
+        by_hash_.emplace(hash(keys_[i]), static_cast<int>(i));
+      }
+    }
+    const std::size_t h = hash(key);
+    for (auto [it, end] = by_hash_.equal_range(h); it != end; ++it) {
+      if (keys_[static_cast<std::size_t>(it->second)] == key) return it->second + 1;
+    }
+    by_hash_.emplace(h, static_cast<int>(keys_.size()));
   }
   keys_.push_back(std::move(key));
   return static_cast<int>(keys_.size());

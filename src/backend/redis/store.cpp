@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <map>
+#include <unordered_map>
 
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/backend/redis/script.hpp"
@@ -178,14 +179,12 @@ void Store::send(std::vector<Part> parts) {
     return;
   }
   ScriptBatch batch(ScriptTime{});
-  std::vector<std::pair<const RemoteLimit*, int>> limit_index;
+  // Each limit is listed once; an RLS request may reach thousands of them in one part.
+  std::unordered_map<const RemoteLimit*, int> limit_index;
   auto index_of = [&](const RemoteLimit& l) {
-    for (const auto& [ptr, idx] : limit_index) {
-      if (ptr == &l) return idx;
-    }
-    const int idx = batch.add_limit(l.script());
-    limit_index.emplace_back(&l, idx);
-    return idx;
+    const auto [it, added] = limit_index.try_emplace(&l, 0);
+    if (added) it->second = batch.add_limit(l.script());
+    return it->second;
   };
   for (const auto& p : parts) {
     std::vector<std::pair<int, int>> refs;

@@ -1,10 +1,14 @@
-// RlsServer (sluice/server/rls_server.hpp): the gRPC server's lifecycle, and the event loop
-// its calls are decided on.
+// RlsServer (sluice/server/rls_server.hpp): the gRPC server's lifecycle, the event loop its
+// calls are decided on, and the gate its connections come in through (stream_gate.hpp).
 #include "sluice/server/rls_server.hpp"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <charconv>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -12,29 +16,76 @@
 
 #include "rls_service.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "stream_gate.hpp"
 
 namespace sluice::server {
 
 namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT" (every address, IPv6 and IPv4); port 0 picks one. A host
+// name is resolved once, here.
+tcp::endpoint bind_address(const std::string& text) {
+  const auto colon = text.rfind(':');
+  unsigned port = 0;
+  const char* end = text.data() + text.size();
+  if (colon == std::string::npos ||
+      std::from_chars(text.data() + colon + 1, end, port).ptr != end || port > 65535) {
+    throw std::runtime_error("cannot listen on " + text + ": expected HOST:PORT");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto p = static_cast<std::uint16_t>(port);
+  if (host.empty()) return tcp::endpoint(tcp::v6(), p);
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (!ec) return tcp::endpoint(address, p);
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  const auto results = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("cannot listen on " + text + ": " +
+                             (ec ? ec.message() : "no address"));
+  }
+  return results.begin()->endpoint();
+}
+
+constexpr metrics::Family kCut{
+    "sluice_rls_connections_cut_total", metrics::Kind::kCounter,
+    "RLS connections closed for opening more than rls.max_concurrent_streams streams before "
+    "acknowledging the server's SETTINGS."};
+
+}  // namespace
 
 struct RlsServer::Impl {
-  Impl(std::string listen, engine::Engine& engine, metrics::Registry* registry)
+  Impl(std::string listen, engine::Engine& e, metrics::Registry* registry)
       : address(std::move(listen)),
+        engine(e),
         // Windows start where envoyproxy/ratelimit's do: at whole Unix seconds, minutes, ...
         clock(io, clock::system_clock()),
-        loop(engine, io, registry, &clock),
+        loop(e, io, registry, &clock),
         service(io, loop, clock) {
     if (registry != nullptr) {
-      metrics = registry->add([this](metrics::Sink& sink) { service.collect_metrics(sink); });
+      metrics = registry->add([this](metrics::Sink& sink) {
+        service.collect_metrics(sink);
+        sink.add(kCut, {}, static_cast<double>(cut.load(std::memory_order_relaxed)));
+      });
     }
   }
 
   std::string address;
+  engine::Engine& engine;
   asio::io_context io{1};
   LoopClock clock;
   engine::Loop loop;
   rls::Service service;
   std::unique_ptr<grpc::Server> server;
+  std::atomic<std::uint64_t> cut{0};  // the gate's count, kept here for the metrics
+  std::unique_ptr<rls::StreamGate> gate;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
   int port = 0;
@@ -51,30 +102,39 @@ RlsServer::~RlsServer() {
 
 void RlsServer::start() {
   if (impl_->server) return;
-  // ":8081" is Sluice's "every address"; gRPC wants the host spelled out.
-  const std::string address =
-      impl_->address.starts_with(':') ? "[::]" + impl_->address : impl_->address;
+  const auto& rls = impl_->engine.snapshot()->rules.rls;
+  const std::int64_t streams =
+      rls ? rls->max_concurrent_streams : config::RlsSettings{}.max_concurrent_streams;
+  try {
+    impl_->gate =
+        std::make_unique<rls::StreamGate>(bind_address(impl_->address), streams, impl_->cut);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("cannot listen on " + impl_->address + ": " + e.what());
+  }
+  // No listening port of gRPC's own: connections come from the gate, one socketpair each.
   grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default, which would let a second server share a port in use
-  // instead of failing to start.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &impl_->port);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(streams));
   builder.RegisterService(&impl_->service);
   impl_->server = builder.BuildAndStart();
-  if (!impl_->server || impl_->port == 0) {
-    impl_->server.reset();
-    impl_->port = 0;
-    throw std::runtime_error("cannot listen on " + impl_->address);
+  if (!impl_->server) {
+    impl_->gate.reset();
+    throw std::runtime_error("cannot start the gRPC server for " + impl_->address);
   }
+  impl_->port = impl_->gate->port();
   impl_->work.emplace(asio::make_work_guard(impl_->io));
   impl_->thread = std::thread([io = &impl_->io] { io->run(); });
+  impl_->gate->start(
+      [server = impl_->server.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
 }
 
 void RlsServer::stop() {
   if (!impl_ || !impl_->server) return;
-  // Calls in flight finish on the loop (their Redis answers within its timeout), then it stops.
+  // Calls in flight finish on the loop (their Redis answers within its timeout), then it stops;
+  // the gate forwards their answers until gRPC has closed its ends.
+  impl_->gate->stop_handoffs();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   impl_->server->Wait();
+  impl_->gate->stop();
   impl_->server.reset();
   impl_->work.reset();
   impl_->io.stop();

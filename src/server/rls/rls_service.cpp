@@ -108,11 +108,14 @@ void Service::finish(const std::shared_ptr<Call>& call) {
   const engine::Outcome& out = call->outcome;
   grpc::Status status;
   if (out.verdict == engine::Verdict::kInvalid) {
+    // The service's own resources (the override tables) are an error; a request over
+    // rls.max_descriptors is the caller's, refused with the code of gRPC's own size caps.
     const bool exhausted = out.error_field == "exhausted";
+    const bool too_big = out.error_field == "max_descriptors";
     (exhausted ? failed_ : invalid_).fetch_add(1, std::memory_order_relaxed);
-    status = grpc::Status(
-        exhausted ? grpc::StatusCode::RESOURCE_EXHAUSTED : grpc::StatusCode::INVALID_ARGUMENT,
-        out.error);
+    status = grpc::Status(exhausted || too_big ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                                               : grpc::StatusCode::INVALID_ARGUMENT,
+                          out.error);
   } else {
     to_response(out, call->request->descriptors_size(), *call->response);
     (out.verdict == engine::Verdict::kDeny ? over_limit_ : ok_)

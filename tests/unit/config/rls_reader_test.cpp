@@ -216,5 +216,30 @@ TEST(RlsConfig, FilesAddDomainsAndDefineEachOnce) {
             "/nonexistent/rls.yaml: cannot read: No such file or directory");
 }
 
+TEST(RlsConfig, MaxDescriptorsAndMaxConcurrentStreamsHaveDefaultsRangesAndWriteBack) {
+  const Loaded defaults = load_config_text("rls: {}\n", "s.yaml");
+  ASSERT_TRUE(defaults.rules.has_value());
+  EXPECT_EQ(defaults.rules->rls->max_descriptors, 10000);
+  EXPECT_EQ(defaults.rules->rls->max_concurrent_streams, 100);
+  const Loaded set =
+      load_config_text("rls:\n  max_descriptors: 50\n  max_concurrent_streams: 8\n", "s.yaml");
+  ASSERT_TRUE(set.rules.has_value());
+  EXPECT_EQ(set.rules->rls->max_descriptors, 50);
+  EXPECT_EQ(set.rules->rls->max_concurrent_streams, 8);
+  const Loaded again = load_config_text(to_yaml(*set.rules), "s.yaml");
+  ASSERT_TRUE(again.rules.has_value());
+  EXPECT_EQ(again.rules->rls->max_descriptors, 50);
+  EXPECT_EQ(again.rules->rls->max_concurrent_streams, 8);
+
+  const Loaded bad = load_config_text(
+      "rls:\n  max_descriptors: 0\n  max_concurrent_streams: 3000000000\n", "s.yaml");
+  ASSERT_EQ(bad.errors.size(), 2u);
+  EXPECT_EQ(bad.errors[0].format(),
+            "s.yaml:2: field 'rls.max_descriptors': 0 is out of range (accepted: 1 to 2097152)");
+  EXPECT_EQ(bad.errors[1].format(),
+            "s.yaml:3: field 'rls.max_concurrent_streams': 3000000000 is out of range (accepted: "
+            "1 to 2147483647)");
+}
+
 }  // namespace
 }  // namespace sluice::config

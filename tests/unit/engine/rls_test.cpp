@@ -222,6 +222,74 @@ TEST(Rls, TheSameLimitTwiceInOneRequestIsTwoHits) {
   EXPECT_EQ(a.statuses[2].remaining, 2);
 }
 
+TEST(Rls, EachRoundIsAllOrNoneOverDistinctLimits) {
+  // Rounds: {tight#1, 8.8.8.8#1}, then {tight#2, 8.8.8.8#2}; the second round is refused by
+  // `tight` (1 a minute), so the address is charged once, not twice.
+  Engine e(rules_of(kDomain), 0);
+  const Answer a = ask(e,
+                       {{{"remote_address", "10.0.0.1"}},
+                        {{"remote_address", "8.8.8.8"}},
+                        {{"remote_address", "10.0.0.1"}},
+                        {{"remote_address", "8.8.8.8"}}},
+                       kT0);
+  EXPECT_TRUE(a.over());
+  EXPECT_FALSE(a.statuses[0].over);
+  EXPECT_EQ(a.statuses[1].remaining, 2);
+  EXPECT_TRUE(a.statuses[2].over);
+  EXPECT_FALSE(a.statuses[3].over);  // its own decision: it would fit...
+  EXPECT_EQ(a.statuses[3].remaining, 1);
+  // ...but its round was refused, so only the first round counted.
+  EXPECT_EQ(ask(e, {{{"remote_address", "8.8.8.8"}}}, kT0 + 1).statuses[0].remaining, 1);
+}
+
+TEST(Rls, ManyDescriptorsOverOneLimitAreDecidedOneAfterAnother) {
+  // 40,000 descriptors over `remote_address` (3 a minute), 10,000 addresses four times each:
+  // descriptor i is the (i / 10,000 + 1)-th hit of address i % 10,000, so the first three
+  // pass with 2, 1, 0 left and the fourth is over. As one descriptor at a time would decide.
+  config::RuleSet rules = rules_of(kDomain);
+  rules.rls->max_descriptors = 40000;
+  Engine e(std::move(rules), 0);
+  std::vector<Descriptor> many;
+  for (int i = 0; i < 40000; ++i) many.push_back({{"remote_address", std::to_string(i % 10000)}});
+  const Answer a = ask(e, many, kT0);
+  EXPECT_TRUE(a.over());
+  ASSERT_EQ(a.statuses.size(), 40000u);
+  int wrong = 0;
+  for (int i = 0; i < 40000; ++i) {
+    const Status& s = a.statuses[static_cast<std::size_t>(i)];
+    const int hit = i / 10000;  // 0..3
+    const bool right = hit < 3 ? !s.over && s.remaining == 2 - hit : s.over && s.remaining == 0;
+    if (!right && ++wrong <= 3) ADD_FAILURE() << "descriptor " << i << ": " << s.remaining;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_TRUE(ask(e, {{{"remote_address", "9999"}}}, kT0 + 1).over());
+}
+
+TEST(Rls, ARequestOverMaxDescriptorsIsRefusedChargingNothing) {
+  config::RuleSet rules = rules_of(kDomain);
+  EXPECT_EQ(rules.rls->max_descriptors, 10000);  // the default
+  rules.rls->max_descriptors = 3;
+  Engine e(std::move(rules), 0);
+  const std::vector<Descriptor> four(4, {{"remote_address", "9.9.9.9"}});
+  const Answer a = ask(e, four, kT0);
+  EXPECT_EQ(a.verdict, Verdict::kInvalid);
+  EXPECT_EQ(a.error, "4 descriptors in one request, more than rls.max_descriptors (3)");
+  EXPECT_EQ(a.field, "max_descriptors");
+  EXPECT_EQ(ask(e, {{{"remote_address", "9.9.9.9"}}}, kT0).statuses[0].remaining, 2);
+  // Three are answered (the fourth hit of 9.9.9.9 is over); a reload moves the cap.
+  const Answer three = ask(e, {four.begin(), four.end() - 1}, kT0);
+  EXPECT_EQ(three.verdict, Verdict::kDeny);
+  EXPECT_EQ(three.statuses[1].remaining, 0);
+  EXPECT_TRUE(three.statuses[2].over);
+  config::RuleSet raised = rules_of(kDomain);
+  raised.rls->max_descriptors = 4;
+  ASSERT_TRUE(e.apply(std::move(raised), kT0).empty());
+  const Answer b = ask(e, std::vector<Descriptor>(4, {{"remote_address", "7.7.7.2"}}), kT0);
+  EXPECT_EQ(b.verdict, Verdict::kDeny);
+  EXPECT_EQ(b.statuses[2].remaining, 0);
+  EXPECT_TRUE(b.statuses[3].over);
+}
+
 TEST(Rls, AnAlgorithmOtherThanTheWindow) {
   Engine e(rules_of(kDomain), 0);
   EXPECT_FALSE(ask(e, {{{"smooth", "a"}}}, kT0).over());

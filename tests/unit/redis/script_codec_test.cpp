@@ -72,6 +72,17 @@ TEST(ScriptBatch, ArgvIsProtocolTimeLimitsThenRequests) {
   EXPECT_EQ(b.limits_per_request(), (std::vector<int>{1, 1}));
 }
 
+TEST(ScriptBatch, AKeyIsListedOnceInALargeBatchToo) {
+  // 10,000 keys (an RLS request's descriptors), each added twice: past the scan, by hash.
+  ScriptBatch b(ScriptTime{});
+  for (int i = 0; i < 10000; ++i) EXPECT_EQ(b.add_key("k" + std::to_string(i)), i + 1);
+  int wrong = 0;
+  for (int i = 9999; i >= 0; --i) wrong += b.add_key("k" + std::to_string(i)) != i + 1;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(b.keys().size(), 10000u);
+  EXPECT_EQ(b.add_key("new"), 10001);
+}
+
 TEST(ScriptBatch, RedisTimeLeavesTheInstantEmpty) {
   ScriptBatch b(ScriptTime{});
   const auto args = b.args();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,9 @@ class ScriptBatch {
   int limit_count_ = 0;
   std::vector<std::string> requests_;  // flattened
   std::vector<std::string> keys_;
+  // keys_ by the hash of their text (hash -> index), once there are too many to scan: an RLS
+  // request of thousands of descriptors is one batch of thousands of keys.
+  std::unordered_multimap<std::size_t, int> by_hash_;
   std::vector<int> per_request_;
 };
 
