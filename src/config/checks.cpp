@@ -402,6 +402,12 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
            "applies only to on_missing_key: deny (a missing key is skipped otherwise)");
     }
   }
+  if (o.ok("max_permits") && o.written("max_permits") && limit_ok &&
+      r.limit.wait != spec::WaitSupport::kNotTimeBased) {
+    fail("max_permits",
+         "applies only to a concurrency limit (the most permits the decision service holds "
+         "for its callers)");
+  }
   if (o.ok("permit_ttl") && o.written("permit_ttl")) {
     if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {
       fail("permit_ttl",

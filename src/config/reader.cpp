@@ -118,16 +118,17 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
   r.line = line;
   origin.line = line;
   std::initializer_list<std::string_view> with_name = {
-      "name",        "limit",          "key",
-      "action",      "max_wait",       "status",
-      "body",        "on_missing_key", "missing_key_status",
-      "permit_ttl",  "storage",        "on_failure",
-      "local_share", "lease",          "lease_ttl"};
+      "name",       "limit",          "key",
+      "action",     "max_wait",       "status",
+      "body",       "on_missing_key", "missing_key_status",
+      "permit_ttl", "max_permits",    "storage",
+      "on_failure", "local_share",    "lease",
+      "lease_ttl"};
   std::initializer_list<std::string_view> without_name = {
-      "limit",      "key",      "action",         "max_wait",
-      "status",     "body",     "on_missing_key", "missing_key_status",
-      "permit_ttl", "storage",  "on_failure",     "local_share",
-      "lease",      "lease_ttl"};
+      "limit",       "key",         "action",         "max_wait",
+      "status",      "body",        "on_missing_key", "missing_key_status",
+      "permit_ttl",  "max_permits", "storage",        "on_failure",
+      "local_share", "lease",       "lease_ttl"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -153,6 +154,7 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
     r.missing_key_status = static_cast<int>(*st);
   }
   if (auto t = s.duration("permit_ttl")) r.permit_ttl = *t;
+  if (auto n = s.number("max_permits", 1, 100'000'000)) r.max_permits = *n;
   r.storage = s.choice("storage", kStorages);
   const RedisOptionFields o = read_redis_options(s);
   r.on_failure = o.on_failure;

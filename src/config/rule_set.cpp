@@ -22,6 +22,25 @@ const Upstream* RuleSet::upstream(std::string_view name) const {
   return find_named(upstreams, name);
 }
 
+RedisRuleOptions RuleSet::rls_redis_options() const {
+  RedisRuleOptions o = redis ? redis->defaults : RedisRuleOptions{};
+  if (!rls) return o;
+  if (rls->on_failure) o.on_failure = *rls->on_failure;
+  if (rls->local_share) o.local_share = *rls->local_share;
+  if (rls->lease) o.lease = *rls->lease;
+  if (rls->lease_ttl) o.lease_ttl = *rls->lease_ttl;
+  return o;
+}
+
+RedisRuleOptions RuleSet::resp_redis_options() const {
+  RedisRuleOptions o = redis ? redis->defaults : RedisRuleOptions{};
+  if (!resp) return o;
+  if (resp->on_failure) o.on_failure = *resp->on_failure;
+  if (resp->local_share) o.local_share = *resp->local_share;
+  o.lease = 0;  // CL.THROTTLE answers each call exactly, as redis-cell does
+  return o;
+}
+
 }  // namespace sluice::config
 
 namespace sluice::config {

@@ -169,6 +169,7 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
   }
   if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     out << YAML::Key << "permit_ttl" << YAML::Value << core::format_duration(r.permit_ttl);
+    out << YAML::Key << "max_permits" << YAML::Value << r.max_permits;
   }
   for (const auto& [field, value] : rule_redis_fields(r)) {
     out << YAML::Key << field << YAML::Value << value;
@@ -425,6 +426,7 @@ std::string rule_to_json(const Rule& r) {
   }
   if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     out += ",\"permit_ttl\":" + json_string(core::format_duration(r.permit_ttl));
+    out += ",\"max_permits\":" + std::to_string(r.max_permits);
   }
   for (const auto& [field, value] : rule_redis_fields(r)) {
     out += ",\"" + std::string(field) + "\":" + json_string(value);

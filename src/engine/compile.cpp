@@ -5,67 +5,16 @@
 #include <variant>
 
 #include "internal.hpp"
+#include "limit_factory.hpp"
 #include "rls_tree.hpp"
 
 namespace sluice::engine::detail {
 namespace {
 
-// The table of a rule in the new snapshot: the old one as it is (same limit), the old one
-// retuned (same algorithm and memory, other parameters: every key keeps its state), or new.
-core::Expected<local::TableLimit> table_for(const config::Rule& rule, const CompiledRule* old,
-                                            std::size_t memory, std::size_t old_memory,
-                                            core::Nanos now) {
-  if (old != nullptr && old->limit.table && memory == old_memory &&
-      old->rule.limit.params.index() == rule.limit.params.index()) {
-    local::TableLimit kept = *old->limit.table;
-    if (old->rule.limit.canonical != rule.limit.canonical) {
-      std::visit(
-          [&](auto& table) {
-            using Params = typename std::decay_t<decltype(*table)>::Params;
-            table->retune(std::get<Params>(rule.limit.params), now);
-          },
-          kept.table);
-      kept.spec = rule.limit;
-    }
-    return kept;
-  }
-  return local::make_table_limit(rule.limit, memory);
-}
-
-}  // namespace
-
-backend::redis::FailurePolicy backend_policy(config::FailurePolicy p) {
-  switch (p) {
-    case config::FailurePolicy::kOpen:
-      return backend::redis::FailurePolicy::kOpen;
-    case config::FailurePolicy::kClosed:
-      return backend::redis::FailurePolicy::kClosed;
-    case config::FailurePolicy::kLocal:
-      return backend::redis::FailurePolicy::kLocal;
-  }
-  return backend::redis::FailurePolicy::kOpen;
-}
-
-namespace {
-
-// The Redis form of a rule: the previous one when nothing about it changed (its local
-// fallback keeps its state), else a new one.
-core::Expected<std::shared_ptr<const backend::redis::RemoteLimit>> remote_for(
-    const config::RuleSet& rules, const config::Rule& rule, const CompiledRule* old,
-    const config::RuleSet* old_rules) {
-  const config::RedisRuleOptions o = rules.redis_options_of(rule);
-  if (old != nullptr && old->limit.remote && old_rules != nullptr &&
-      old->rule.limit.canonical == rule.limit.canonical &&
-      old_rules->redis_options_of(old->rule) == o) {
-    return old->limit.remote;
-  }
-  backend::redis::RemoteLimitOptions options;
-  options.on_failure = backend_policy(o.on_failure);
-  options.local_share = o.local_share;
-  options.lease = o.lease;
-  options.lease_ttl = o.lease_ttl;
-  options.concurrency_lease_ttl = rule.permit_ttl;
-  return backend::redis::RemoteLimit::make(rule.name, rule.limit, options);
+// Where a rule's state lives: its table of `memory`, or Redis with its own options.
+Placement placement_of(const config::RuleSet& rules, const config::Rule& rule) {
+  if (rules.storage_of(rule) != config::Storage::kRedis) return {rules.memory, std::nullopt, {}};
+  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}};
 }
 
 // The old snapshot's routes by name, so each route finds its counters in one lookup.
@@ -105,13 +54,16 @@ bool unchanged(const CompiledRule& previous, const config::Rule& rule, const con
   return previous.limit.table.has_value() && rules.memory == old_rules.memory;
 }
 
-std::unique_ptr<CompiledRule> compile_rule(const config::Rule& rule, const Snapshot* old) {
-  const CompiledRule* previous = old != nullptr ? old->rule(rule.name) : nullptr;
+core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
+                                                           const config::Rule& rule,
+                                                           const CompiledRule* previous,
+                                                           core::Nanos now) {
+  auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
+                          previous != nullptr ? &previous->limit : nullptr, now);
+  if (!limit) return core::make_error(limit.error());
   auto c = std::make_unique<CompiledRule>();
   c->rule = rule;
-  c->limit.name = rule.name;
-  c->limit.spec = rule.limit;
-  c->limit.quota = quota_of(rule.limit);
+  c->limit = std::move(limit).value();
   c->check_counters =
       previous != nullptr ? previous->check_counters : std::make_shared<RuleCounters>();
   return c;
@@ -120,72 +72,33 @@ std::unique_ptr<CompiledRule> compile_rule(const config::Rule& rule, const Snaps
 // A limit reached only through fixed values has exactly one key: one page holds its bucket.
 constexpr std::size_t kOneKeyBudget = 4096;
 
-backend::redis::RemoteLimitOptions rls_remote_options(const config::RuleSet& rules) {
-  const config::RlsSettings& rls = *rules.rls;
-  const config::RedisRuleOptions d =
-      rules.redis ? rules.redis->defaults : config::RedisRuleOptions{};
-  backend::redis::RemoteLimitOptions o;
-  o.on_failure = backend_policy(rls.on_failure.value_or(d.on_failure));
-  o.local_share = rls.local_share.value_or(d.local_share);
-  o.lease = rls.lease.value_or(d.lease);
-  o.lease_ttl = rls.lease_ttl.value_or(d.lease_ttl);
-  return o;
-}
-
-// The limit of one configured rate_limit: the old snapshot's when nothing about it changed,
-// its table retuned when only the numbers did, else new.
-core::Expected<std::unique_ptr<CompiledLimit>> rls_limit(
-    const config::RuleSet& rules, const config::RlsDescriptor& d, const std::string& path,
-    bool fixed, const RlsDomains* old, const config::RuleSet* old_rules, core::Nanos now) {
-  auto limit = std::make_unique<CompiledLimit>();
-  limit->name = path;
-  limit->rls = CompiledLimit::Rls{*d.rate_limit, d.shadow_mode};
-  if (d.rate_limit->unlimited) return limit;
+// The limit of one configured rate_limit, made as every limit is (kept, retuned or new).
+core::Expected<std::unique_ptr<CompiledLimit>> rls_limit(const config::RuleSet& rules,
+                                                         const config::RlsDescriptor& d,
+                                                         const std::string& path, bool fixed,
+                                                         const RlsDomains* old, core::Nanos now) {
+  const CompiledLimit::Rls rls{*d.rate_limit, d.shadow_mode};
+  if (d.rate_limit->unlimited) {
+    auto limit = std::make_unique<CompiledLimit>();
+    limit->name = path;
+    limit->rls = rls;
+    return limit;
+  }
   auto spec = config::rls_limit_spec(*d.rate_limit);
   if (!spec) return core::make_error(spec.error());
-  limit->spec = *spec;
-  limit->quota = quota_of(*spec);
-  const bool redis = rules.rls->storage == config::Storage::kRedis;
+  Placement where{fixed ? kOneKeyBudget : rules.rls->memory, std::nullopt, "rls"};
+  if (rules.rls->storage == config::Storage::kRedis) {
+    where.redis = remote_options(rules.rls_redis_options());
+  }
   const CompiledLimit* previous = nullptr;
   if (old != nullptr) {
     if (auto it = old->limits.find(path); it != old->limits.end()) previous = it->second.get();
   }
-  if (redis) {
-    const backend::redis::RemoteLimitOptions options = rls_remote_options(rules);
-    if (previous != nullptr && previous->remote && previous->spec.canonical == spec->canonical) {
-      const auto& was = previous->remote->options();
-      if (was.on_failure == options.on_failure && was.local_share == options.local_share &&
-          was.lease == options.lease && was.lease_ttl == options.lease_ttl) {
-        limit->remote = previous->remote;  // its local fallback keeps its state
-        return limit;
-      }
-    }
-    auto remote = backend::redis::RemoteLimit::make("rls", *spec, options);
-    if (!remote) return core::make_error(remote.error());
-    limit->remote = *remote;
-    return limit;
-  }
-  const std::size_t budget = fixed ? kOneKeyBudget : rules.rls->memory;
-  const std::size_t old_budget =
-      old_rules != nullptr && old_rules->rls ? (fixed ? kOneKeyBudget : old_rules->rls->memory) : 0;
-  if (previous != nullptr && previous->table && budget == old_budget &&
-      previous->spec.params.index() == spec->params.index()) {
-    limit->table = *previous->table;
-    if (previous->spec.canonical != spec->canonical) {
-      std::visit(
-          [&](auto& table) {
-            using Params = typename std::decay_t<decltype(*table)>::Params;
-            table->retune(std::get<Params>(spec->params), now);
-          },
-          limit->table->table);
-      limit->table->spec = *spec;
-    }
-    return limit;
-  }
-  auto table = local::make_table_limit(*spec, budget);
-  if (!table) return core::make_error(table.error());
-  limit->table = *table;
-  return limit;
+  auto limit = make_limit(path, *spec, where, previous, now);
+  if (!limit) return core::make_error(limit.error());
+  auto made = std::make_unique<CompiledLimit>(std::move(limit).value());
+  made->rls = rls;
+  return made;
 }
 
 core::Expected<std::shared_ptr<const RlsDomains>> compile_rls(const config::RuleSet& rules,
@@ -195,11 +108,10 @@ core::Expected<std::shared_ptr<const RlsDomains>> compile_rls(const config::Rule
   auto out = std::make_shared<RlsDomains>();
   out->redis = rules.rls->storage == config::Storage::kRedis;
   const RlsDomains* old_rls = old != nullptr ? old->rls.get() : nullptr;
-  const config::RuleSet* old_rules = old != nullptr ? &old->rules : nullptr;
   for (const config::RlsDomain& domain : rules.rls->domains) {
     const MakeLimit make = [&](const config::RlsDescriptor& d, const std::string& path,
                                bool fixed) -> core::Expected<const CompiledLimit*> {
-      auto limit = rls_limit(rules, d, path, fixed, old_rls, old_rules, now);
+      auto limit = rls_limit(rules, d, path, fixed, old_rls, now);
       if (!limit) return core::make_error(limit.error());
       return out->limits.insert_or_assign(path, std::move(limit).value()).first->second.get();
     };
@@ -228,24 +140,12 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
       snap->compiled.push_back(old->shared_rule(rule.name));
       continue;
     }
-    auto c = compile_rule(rule, old);
-    if (snap->rules.storage_of(rule) == config::Storage::kRedis) {
-      auto remote = remote_for(snap->rules, rule, previous, old != nullptr ? &old->rules : nullptr);
-      if (!remote) {
-        errors += "rule '" + rule.name + "': " + remote.error() + "\n";
-        continue;
-      }
-      c->limit.remote = *remote;
-    } else {
-      auto table = table_for(rule, previous, snap->rules.memory,
-                             old != nullptr ? old->rules.memory : 0, now);
-      if (!table) {
-        errors += "rule '" + rule.name + "': " + table.error() + "\n";
-        continue;
-      }
-      c->limit.table = *table;
+    auto c = compile_rule(snap->rules, rule, previous, now);
+    if (!c) {
+      errors += "rule '" + rule.name + "': " + c.error() + "\n";
+      continue;
     }
-    snap->compiled.push_back(std::move(c));
+    snap->compiled.push_back(std::move(c).value());
   }
   if (!errors.empty()) return core::make_error(errors);
   snap->by_name.reserve(snap->compiled.size());

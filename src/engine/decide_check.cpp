@@ -19,7 +19,7 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
                    AskKind kind, Outcome& out) {
   const bool enforced = rule == nullptr || rule->action != config::Action::kDryRun;
   out.applied.push_back(
-      Applied{&limit, rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, counters});
+      applied(limit, rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, counters));
   if (limit.in_redis()) {
     std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
     remote->kind = kind;
@@ -29,47 +29,72 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     part.applied.push_back(0);
     part.query.items.push_back(remote_item(limit, std::string(key), max_wait));
     part.query.cost = cost;
-    out.remote = std::move(remote);
+    remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
   local::LimitAsk ask{&limit.table->table, table::hash_key(key), max_wait, false};
   local::EachDecision each;
-  out.total = local::decide_all({&ask, 1}, now, cost, {&each, 1}, out.leases);
+  out.total = local::decide_all({&ask, 1}, now, cost, {&each, 1}, leases_of(out));
   out.applied.back().decision = out.total;
   return Progress::kDone;
 }
 
+namespace {
+
+// An allowed concurrency check's permit, kept for the caller: a token for the one held in
+// Redis, or the local one in `book`. False (the outcome refused) when the rule holds as many
+// permits as it may; the permit went back.
+bool keep_permit(Outcome& out, const Applied& a, core::Nanos now, LeaseBook& book) {
+  const CompiledLimit& limit = compiled_of(a);
+  out.lease_ttl = a.rule != nullptr ? a.rule->permit_ttl : 60 * core::kNanosPerSecond;
+  auto& remote = remote_of(out);
+  local::Leases& leases = leases_of(out);
+  if (remote && !remote->leases.empty()) {
+    const backend::redis::RemoteLease& held = remote->leases.front();
+    out.lease_token = remote_lease_token(held.id, limit.name, held.key);
+    remote->leases.clear();  // the caller gives it back, or Redis lets it expire
+    return true;
+  }
+  if (leases.empty()) return true;
+  const std::int64_t cap = a.rule != nullptr ? a.rule->max_permits : config::kDefaultMaxPermits;
+  auto token = book.keep(std::move(leases.back()), limit.name, cap, now, out.lease_ttl);
+  leases.pop_back();
+  if (!token) {
+    refuse(out, ErrorKind::kExhausted,
+           "rule '" + std::string(limit.name) + "' holds " + std::to_string(cap) +
+               " permits, its max_permits; give some back (POST /v1/release, SLUICE.RELEASE) "
+               "or let them expire (permit_ttl)");
+    return false;
+  }
+  out.lease_token = std::move(*token);
+  return true;
+}
+
+}  // namespace
+
 void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book) {
-  Applied& a = out.applied.front();
+  const Applied& a = out.applied.front();
   if (out.total.overflow) {
-    out.verdict = Verdict::kInvalid;
-    out.error = "cost is too large for this limit (its wait leaves the time range)";
-    out.error_field = "cost";
-    out.leases.clear();
+    refuse(out, ErrorKind::kBadCost,
+           "cost is too large for this limit (its wait leaves the time range)");
+    leases_of(out).clear();
     return;
   }
-  if (a.counters != nullptr) {
+  if (out.total.allowed && is_concurrency(compiled_of(a)) && !keep_permit(out, a, now, book)) {
+    return;
+  }
+  if (RuleCounters* counters = counters_of(a)) {
     if (out.total.allowed) {
-      count(a.counters->allowed);
-      if (out.total.delay > 0) count(a.counters->delayed);
+      count(counters->allowed);
+      if (out.total.delay > 0) count(counters->delayed);
     } else {
-      count(a.enforced ? a.counters->denied : a.counters->dry_run_denied);
+      count(a.enforced ? counters->denied : counters->dry_run_denied);
     }
   }
   // A dry-run rule never tells its caller to refuse.
   out.verdict = out.total.allowed || !a.enforced ? Verdict::kAllow : Verdict::kDeny;
   if (!out.total.allowed) out.decided_by = 0;
   out.delay = out.total.allowed ? out.total.delay : 0;
-  if (!out.total.allowed || !is_concurrency(*a.limit)) return;
-  out.lease_ttl = a.rule != nullptr ? a.rule->permit_ttl : 60 * core::kNanosPerSecond;
-  if (out.remote && !out.remote->leases.empty()) {
-    const backend::redis::RemoteLease& held = out.remote->leases.front();
-    out.lease_token = remote_lease_token(held.id, a.limit->name, held.key);
-    out.remote->leases.clear();  // the caller gives it back, or Redis lets it expire
-  } else if (!out.leases.empty()) {
-    out.lease_token = book.keep(std::move(out.leases.back()), now, out.lease_ttl);
-    out.leases.pop_back();
-  }
 }
 
 }  // namespace sluice::engine::detail

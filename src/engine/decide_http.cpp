@@ -43,9 +43,9 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nano
       continue;
     }
     local::EachDecision each;
-    const core::Decision d = local::decide_all({&ask, 1}, now, 1, {&each, 1}, out.leases);
+    const core::Decision d = local::decide_all({&ask, 1}, now, 1, {&each, 1}, leases_of(out));
     count(d.allowed ? rr.counters->allowed : rr.counters->dry_run_denied);
-    out.applied.push_back(Applied{&rule.limit, &rule.rule, d, false, rr.counters.get()});
+    out.applied.push_back(applied(rule.limit, &rule.rule, d, false, rr.counters.get()));
   }
 }
 
@@ -76,7 +76,7 @@ bool enforce_keys(const CompiledRoute& route, const RequestView& r, Outcome& out
     out.status = rule.rule.missing_key_status;
     out.body = rule.rule.body;
     out.total = core::denied(0, 0, 0, core::kNever);
-    out.applied.push_back(Applied{&rule.limit, &rule.rule, out.total, true, nullptr});
+    out.applied.push_back(applied(rule.limit, &rule.rule, out.total, true, nullptr));
     out.decided_by = static_cast<int>(out.applied.size() - 1);
     return false;
   }
@@ -86,8 +86,8 @@ bool enforce_keys(const CompiledRoute& route, const RequestView& r, Outcome& out
 }  // namespace
 
 Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
-  const Snapshot& snap = *out.snapshot;
-  client_address(r, snap.rules.trusted_proxies, out.client_);
+  const Snapshot& snap = snapshot_of(out);
+  client_address(r, snap.rules.trusted_proxies, OutcomeAccess::client(out));
   const CompiledRoute* route = match(snap, r);
   if (route == nullptr) {
     out.verdict = Verdict::kNoRoute;
@@ -95,9 +95,9 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     out.body = "no route\n";
     return Progress::kDone;
   }
-  out.route = route;
+  OutcomeAccess::route(out) = route;
   const std::size_t n = route->enforce.size();
-  absl::InlinedVector<RuleKey, local::kInline> keys(n);
+  absl::InlinedVector<RuleKey, kInlineLimits> keys(n);
   if (!enforce_keys(*route, r, out, keys)) return Progress::kDone;
 
   // Local rules first: a request they deny never costs a round trip to Redis.
@@ -112,8 +112,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   out.total = core::Decision{true, 0, -1, 0, 0, -1};
   if (!asks.empty()) {
     out.total = route->route.combine == config::Combine::kFirst
-                    ? local::decide_first(asks, now, 1, each, out.leases, chosen)
-                    : local::decide_all(asks, now, 1, each, out.leases);
+                    ? local::decide_first(asks, now, 1, each, leases_of(out), chosen)
+                    : local::decide_all(asks, now, 1, each, leases_of(out));
   }
   // `applied`: the enforce rules that decided, in route order, then the dry-run rules.
   std::unique_ptr<Remote, RemoteDeleter> remote;
@@ -121,8 +121,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     const RouteRule& rr = route->enforce[i];
     const CompiledRule& rule = *rr.rule;
     if (keys[i].missing) continue;
-    Applied a{&rule.limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, true,
-              rr.counters.get()};
+    Applied a = applied(rule.limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, true,
+                        rr.counters.get());
     if (!rule.limit.in_redis()) {
       if (const local::EachDecision& d = each[j++]) {
         a.decision = *d;
@@ -144,7 +144,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   }
   decide_dry_run(*route, r, now, out);
   if (remote) {
-    out.remote = std::move(remote);
+    remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
   conclude_http(out);
@@ -157,20 +157,20 @@ void conclude_http(Outcome& out) {
     const Applied& a = out.applied[k];
     if (!a.enforced) continue;
     if (allowed) {
-      count(a.counters->allowed);
-      if (a.decision.delay > 0) count(a.counters->delayed);
+      count(counters_of(a)->allowed);
+      if (a.decision.delay > 0) count(counters_of(a)->delayed);
     } else if (!a.decision.allowed) {
-      count(a.counters->denied);
+      count(counters_of(a)->denied);
       if (out.decided_by < 0) out.decided_by = static_cast<int>(k);
     }
   }
-  const CompiledRoute& route = *out.route;
+  const CompiledRoute& route = *OutcomeAccess::route(out);
   if (!allowed) {
     // Charged nowhere: a limit that allowed still has what it had before this request.
     for (Applied& a : out.applied) {
       if (!a.enforced || !a.decision.allowed || a.decision.remaining < 0) continue;
       const std::int64_t capacity =
-          a.limit->quota.burst > 0 ? a.limit->quota.burst : a.limit->quota.quota;
+          a.limit.quota.burst > 0 ? a.limit.quota.burst : a.limit.quota.quota;
       a.decision.remaining = std::min(a.decision.remaining + 1, capacity);
     }
     out.verdict = Verdict::kDeny;
@@ -179,7 +179,7 @@ void conclude_http(Outcome& out) {
         out.decided_by >= 0 ? *out.applied[out.decided_by].rule : route.enforce.front().rule->rule;
     out.status = by.status;
     out.body = by.body;
-    out.leases.clear();
+    leases_of(out).clear();
     return;
   }
   out.verdict = Verdict::kAllow;

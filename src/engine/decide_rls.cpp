@@ -8,18 +8,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "engine_state.hpp"
 #include "internal.hpp"
 #include "rls_tree.hpp"
 #include "sluice/engine/engine.hpp"
 
-namespace sluice::engine {
+namespace sluice::engine::detail {
 namespace {
-
-void refuse(Outcome& out, std::string error, std::string_view field) {
-  out.verdict = Verdict::kInvalid;
-  out.error = std::move(error);
-  out.error_field = field;
-}
 
 // A descriptor's state key: the domain and every entry, length-prefixed, so that no two
 // descriptors share a key whatever bytes their values hold (envoyproxy/ratelimit joins them
@@ -50,8 +45,6 @@ std::string key_text(std::string_view domain, std::span<const RlsEntry> entries)
   return out;
 }
 
-bool unlimited(const CompiledLimit& l) { return !l.table && !l.remote; }
-
 struct LimitKeyHash {
   std::size_t operator()(const std::pair<const CompiledLimit*, std::string>& p) const {
     return std::hash<std::string>{}(p.second) ^ std::hash<const CompiledLimit*>{}(p.first);
@@ -60,19 +53,18 @@ struct LimitKeyHash {
 
 // rounds[j]: how many of order[0..j) reach the same limit as order[j], which is the round
 // order[j] is decided in. One pass: a hash map by limit, or a scan while there are few.
-absl::InlinedVector<std::uint32_t, local::kInline> rounds_of(std::span<const std::size_t> order,
-                                                             const Outcome& out) {
-  absl::InlinedVector<std::uint32_t, local::kInline> rounds(order.size(), 0);
-  if (order.size() <= local::kInline) {
+absl::InlinedVector<std::uint32_t, kInlineLimits> rounds_of(std::span<const std::size_t> order,
+                                                            const Outcome& out) {
+  absl::InlinedVector<std::uint32_t, kInlineLimits> rounds(order.size(), 0);
+  auto limit = [&](std::size_t j) { return &compiled_of(out.applied[order[j]]); };
+  if (order.size() <= kInlineLimits) {
     for (std::size_t j = 0; j < order.size(); ++j) {
-      for (std::size_t k = 0; k < j; ++k) {
-        rounds[j] += out.applied[order[k]].limit == out.applied[order[j]].limit ? 1 : 0;
-      }
+      for (std::size_t k = 0; k < j; ++k) rounds[j] += limit(k) == limit(j) ? 1 : 0;
     }
     return rounds;
   }
   std::unordered_map<const CompiledLimit*, std::uint32_t> seen;
-  for (std::size_t j = 0; j < order.size(); ++j) rounds[j] = seen[out.applied[order[j]].limit]++;
+  for (std::size_t j = 0; j < order.size(); ++j) rounds[j] = seen[limit(j)]++;
   return rounds;
 }
 
@@ -97,10 +89,10 @@ void decide_local_enforced(std::span<const std::size_t> order, std::span<const t
                                              starts[r + 1] - starts[r]);
     absl::InlinedVector<local::LimitAsk, local::kInline> asks;
     for (std::size_t k : round) {
-      asks.push_back({&out.applied[order[k]].limit->table->table, keys[order[k]], 0, false});
+      asks.push_back({&compiled_of(out.applied[order[k]]).table->table, keys[order[k]], 0, false});
     }
     absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
-    local::decide_all(asks, now, cost, each, out.leases);
+    local::decide_all(asks, now, cost, each, leases_of(out));
     for (std::size_t i = 0; i < round.size(); ++i) {
       if (each[i]) out.applied[order[round[i]]].decision = *each[i];
     }
@@ -110,8 +102,8 @@ void decide_local_enforced(std::span<const std::size_t> order, std::span<const t
 // The descriptors' limits kept in Redis as one ask in out.remote: part 0 the enforced ones
 // (all or none), then one part per shadow-mode one. False when none of them counts anything.
 bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outcome& out) {
-  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote(new detail::Remote);
-  remote->kind = detail::AskKind::kRls;
+  std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+  remote->kind = AskKind::kRls;
   remote->now = now;
   remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
   remote->parts.front().query.cost = cost;
@@ -119,12 +111,13 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
   std::unordered_map<std::pair<const CompiledLimit*, std::string>, std::size_t, LimitKeyHash> asked;
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     Applied& ap = out.applied[k];
-    if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
+    if (ap.limit.unlimited) continue;  // answers OK, counts nothing
+    const CompiledLimit& limit = compiled_of(ap);
     std::string key = key_text(a.domain, a.descriptors[ap.item].entries);
-    detail::RemotePart* part = &remote->parts.front();
+    RemotePart* part = &remote->parts.front();
     if (ap.enforced) {
       // The same limit and key twice in one request: asked once, reported twice.
-      const auto [first, added] = asked.try_emplace(std::pair(ap.limit, key), k);
+      const auto [first, added] = asked.try_emplace(std::pair(&limit, key), k);
       if (!added) {
         remote->copies.emplace_back(k, first->second);
         continue;
@@ -136,17 +129,15 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
       part->query.cost = cost;
     }
     part->applied.push_back(k);
-    part->query.items.push_back(detail::remote_item(*ap.limit, std::move(key), 0));
+    part->query.items.push_back(remote_item(limit, std::move(key), 0));
   }
-  std::erase_if(remote->parts, [](const detail::RemotePart& p) { return p.applied.empty(); });
+  std::erase_if(remote->parts, [](const RemotePart& p) { return p.applied.empty(); });
   if (remote->parts.empty()) return false;
-  out.remote = std::move(remote);
+  remote_of(out) = std::move(remote);
   return true;
 }
 
 }  // namespace
-
-namespace detail {
 
 void conclude_rls(Outcome& out) {
   out.verdict = Verdict::kAllow;
@@ -158,88 +149,66 @@ void conclude_rls(Outcome& out) {
   }
 }
 
-}  // namespace detail
-
-const CompiledLimit* Engine::rls_override(const Snapshot& snap, const RlsOverride& o,
-                                          std::size_t index, Outcome& out) {
+// A descriptor's own limit: a fixed window of its numbers, in a table (or Redis form) for that
+// (requests, unit) pair, made with the RLS limits' placement: `rls.memory`, or in Redis with
+// `rls.on_failure` (then `redis.on_failure`) and the rest, as configured RLS limits are.
+const CompiledLimit* EngineState::rls_override(const Snapshot& snap, const RlsOverride& o,
+                                               std::size_t index, Outcome& out) {
   if (o.unit < static_cast<int>(config::RlsUnit::kSecond) ||
       o.unit > static_cast<int>(config::RlsUnit::kDay)) {
-    refuse(out,
+    refuse(out, ErrorKind::kBadDescriptor,
            "descriptor " + std::to_string(index) + ": limit override unit " +
-               std::to_string(o.unit) + " is not SECOND (1), MINUTE (2), HOUR (3) or DAY (4)",
-           "descriptors");
+               std::to_string(o.unit) + " is not SECOND (1), MINUTE (2), HOUR (3) or DAY (4)");
     return nullptr;
   }
   const bool redis = snap.rls != nullptr && snap.rls->redis;
   const std::string id =
       fmt::format("override:{}/{}:{}", o.requests_per_unit, o.unit, redis ? "redis" : "local");
-  std::lock_guard lock(rls_mutex_);
-  if (auto it = rls_overrides_.find(id); it != rls_overrides_.end()) return it->second.get();
-  if (rls_overrides_.size() >= kMaxRlsOverrides) {
-    refuse(out,
-           "more than " + std::to_string(kMaxRlsOverrides) +
-               " distinct limit overrides; configure the limits in the service instead",
-           "exhausted");
-    return nullptr;
-  }
   config::RlsRateLimit rate;
   rate.requests_per_unit = o.requests_per_unit;
   rate.unit = static_cast<config::RlsUnit>(o.unit);
-  auto spec = config::rls_limit_spec(rate);
-  if (!spec) {
-    refuse(out, "limit override: " + spec.error(), "exhausted");
-    return nullptr;
+  const auto got = rls_overrides_.get(id, [&]() -> core::Expected<CompiledLimit> {
+    auto spec = config::rls_limit_spec(rate);
+    if (!spec) return core::make_error(spec.error());
+    Placement where{snap.rules.rls ? snap.rules.rls->memory : config::RlsSettings{}.memory,
+                    std::nullopt, "rls"};
+    if (redis) where.redis = remote_options(snap.rules.rls_redis_options());
+    auto limit = make_limit(id, *spec, where, nullptr, 0);
+    if (!limit) return limit;
+    CompiledLimit made = std::move(limit).value();
+    made.rls = CompiledLimit::Rls{rate, false};
+    return made;
+  });
+  if (got.limit == nullptr) {
+    refuse(out, ErrorKind::kExhausted,
+           got.miss == LazyLimits::Miss::kFull
+               ? "more than " + std::to_string(Engine::kMaxRlsOverrides) +
+                     " distinct limit overrides; configure the limits in the service instead"
+               : "limit override: " + got.error);
   }
-  auto limit = std::make_unique<CompiledLimit>();
-  limit->name = id;
-  limit->spec = *spec;
-  limit->quota = quota_of(*spec);
-  limit->rls = CompiledLimit::Rls{rate, false};
-  if (redis) {
-    backend::redis::RemoteLimitOptions options;
-    if (snap.rules.redis) {
-      options.on_failure = detail::backend_policy(snap.rules.redis->defaults.on_failure);
-      options.local_share = snap.rules.redis->defaults.local_share;
-    }
-    auto remote = backend::redis::RemoteLimit::make("rls", *spec, options);
-    if (!remote) {
-      refuse(out, "limit override: " + remote.error(), "exhausted");
-      return nullptr;
-    }
-    limit->remote = *remote;
-  } else {
-    const std::size_t memory = snap.rules.rls ? snap.rules.rls->memory : (16u << 20);
-    auto table = local::make_table_limit(*spec, memory);
-    if (!table) {
-      refuse(out, "limit override: " + table.error(), "exhausted");
-      return nullptr;
-    }
-    limit->table = *table;
-  }
-  return rls_overrides_.emplace(id, std::move(limit)).first->second.get();
+  return got.limit;
 }
 
-bool Engine::resolve_rls(const Snapshot& snap, const RlsAsk& a, Outcome& out) {
+bool EngineState::resolve_rls(const Snapshot& snap, const RlsAsk& a, Outcome& out) {
   // envoyproxy/ratelimit's two checks, with its messages.
   if (a.domain.empty()) {
-    refuse(out, "rate limit domain must not be empty", "domain");
+    refuse(out, ErrorKind::kBadDomain, "rate limit domain must not be empty");
     return false;
   }
   if (a.descriptors.empty()) {
-    refuse(out, "rate limit descriptor list must not be empty", "descriptors");
+    refuse(out, ErrorKind::kBadDescriptor, "rate limit descriptor list must not be empty");
     return false;
   }
   const std::int64_t most =
       snap.rules.rls ? snap.rules.rls->max_descriptors : config::RlsSettings{}.max_descriptors;
   if (std::cmp_greater(a.descriptors.size(), most)) {
-    refuse(out,
+    refuse(out, ErrorKind::kTooManyDescriptors,
            fmt::format("{} descriptors in one request, more than rls.max_descriptors ({})",
-                       a.descriptors.size(), most),
-           "max_descriptors");
+                       a.descriptors.size(), most));
     return false;
   }
   out.verdict = Verdict::kAllow;
-  const detail::RlsTree* tree = nullptr;
+  const RlsTree* tree = nullptr;
   if (snap.rls) {
     if (auto it = snap.rls->domains.find(a.domain); it != snap.rls->domains.end()) {
       tree = &it->second;
@@ -256,43 +225,40 @@ bool Engine::resolve_rls(const Snapshot& snap, const RlsAsk& a, Outcome& out) {
       return false;
     }
     if (limit == nullptr) continue;  // OK, no current limit
-    Applied applied{limit,
-                    nullptr,
-                    core::Decision{true, 0, -1, 0, 0, -1},
-                    !limit->rls || !limit->rls->shadow,
-                    nullptr,
-                    static_cast<std::uint32_t>(i)};
-    out.applied.push_back(applied);
+    out.applied.push_back(applied(*limit, nullptr, core::Decision{true, 0, -1, 0, 0, -1},
+                                  !limit->rls || !limit->rls->shadow, nullptr,
+                                  static_cast<std::uint32_t>(i)));
   }
   return true;
 }
 
-Progress Engine::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos now, Outcome& out) {
+Progress EngineState::start_rls(const Snapshot& snap, const RlsAsk& a, core::Nanos now,
+                                Outcome& out) {
   if (!resolve_rls(snap, a, out)) return Progress::kDone;
   const std::int64_t cost = a.hits_addend == 0 ? 1 : a.hits_addend;
   if (snap.rls->redis) {
     if (start_rls_remote(a, cost, now, out)) return Progress::kPending;
-    detail::conclude_rls(out);
+    conclude_rls(out);
     return Progress::kDone;
   }
-  absl::InlinedVector<table::KeyHash, local::kInline> keys(out.applied.size());
-  absl::InlinedVector<std::size_t, local::kInline> enforced;
+  absl::InlinedVector<table::KeyHash, kInlineLimits> keys(out.applied.size());
+  absl::InlinedVector<std::size_t, kInlineLimits> enforced;
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     Applied& ap = out.applied[k];
-    if (unlimited(*ap.limit)) continue;  // answers OK, counts nothing
+    if (ap.limit.unlimited) continue;  // answers OK, counts nothing
     keys[k] = key_hash(a.domain, a.descriptors[ap.item].entries);
     if (ap.enforced) {
       enforced.push_back(k);
       continue;
     }
     // Shadow mode: decided on its own, never stopping the enforced ones from being charged.
-    local::LimitAsk ask{&ap.limit->table->table, keys[k], 0, false};
+    local::LimitAsk ask{&compiled_of(ap).table->table, keys[k], 0, false};
     local::EachDecision each;
-    ap.decision = local::decide_all({&ask, 1}, now, cost, {&each, 1}, out.leases);
+    ap.decision = local::decide_all({&ask, 1}, now, cost, {&each, 1}, leases_of(out));
   }
   decide_local_enforced(enforced, keys, cost, now, out);
-  detail::conclude_rls(out);
+  conclude_rls(out);
   return Progress::kDone;
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::engine::detail

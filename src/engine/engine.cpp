@@ -1,12 +1,12 @@
-// Engine (engine.hpp): applying configs, the one entry point's dispatch over the kinds of ask,
-// completing an outcome with Redis's answer, inline limits and the decision service's permits.
+// Engine (engine.hpp) and its state (engine_state.hpp): applying configs, the one dispatch over
+// the kinds of ask (start, and finish once Redis has answered), inline limits.
 #include "sluice/engine/engine.hpp"
 
 #include <stdexcept>
 #include <variant>
 
+#include "engine_state.hpp"
 #include "internal.hpp"
-#include "lease_book.hpp"
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/local/combined_decision.hpp"
@@ -30,40 +30,10 @@ backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string ke
   return backend::redis::QueryItem{limit.remote, std::move(key), max_wait};
 }
 
-}  // namespace detail
-
-Outcome::~Outcome() = default;
-
-void Outcome::reset() {
-  verdict = Verdict::kAllow;
-  total = core::Decision{true, 0, -1, 0, 0, -1};
-  delay = 0;
-  applied.clear();
-  decided_by = -1;
-  missing_key = false;
-  route = nullptr;
-  status = 0;
-  body = {};
-  error.clear();
-  error_field = {};
-  lease_token.clear();
-  lease_ttl = 0;
-  leases.clear();
-  remote.reset();
-  client_ = CanonicalAddress();
-  snapshot.reset();
-}
-
-bool Outcome::dry_run_denied() const {
-  for (const Applied& a : applied) {
-    if (!a.enforced && !a.decision.allowed) return true;
-  }
-  return false;
-}
-
 namespace {
 
 constexpr std::size_t kThrottleMemory = 64u << 20;  // CL.THROTTLE's table: 16 B a key
+constexpr std::size_t kInlineMemory = 16u << 20;    // an inline limit's table at most
 
 std::size_t throttle_memory(const config::RuleSet& rules) {
   return rules.resp ? rules.resp->memory : kThrottleMemory;
@@ -71,10 +41,142 @@ std::size_t throttle_memory(const config::RuleSet& rules) {
 
 }  // namespace
 
+// One row per kind of ask, in the Ask variant's order (AskKind follows it): how it starts, and
+// how it concludes, at once or once Redis has answered. The one dispatch over ask kinds.
+struct Kinds {
+  using Start = Progress (*)(EngineState&, const Snapshot&, const Ask&, core::Nanos, Outcome&);
+  using Conclude = void (*)(EngineState&, Outcome&, core::Nanos);
+  struct Row {
+    Start start;
+    Conclude conclude;
+  };
+
+  template <class A>
+  static const A& as(const Ask& a) {
+    return *std::get_if<A>(&a);
+  }
+  static Progress http(EngineState&, const Snapshot&, const Ask& a, core::Nanos now, Outcome& out) {
+    return start_http(as<RequestView>(a), now, out);
+  }
+  static Progress rule(EngineState& e, const Snapshot& s, const Ask& a, core::Nanos now,
+                       Outcome& out) {
+    return e.start_rule(s, as<RuleAsk>(a), now, out);
+  }
+  static Progress inline_limit(EngineState& e, const Snapshot& s, const Ask& a, core::Nanos now,
+                               Outcome& out) {
+    return e.start_inline(s, as<InlineAsk>(a), now, out);
+  }
+  static Progress throttle(EngineState& e, const Snapshot& s, const Ask& a, core::Nanos now,
+                           Outcome& out) {
+    return e.start_throttle(s, as<ThrottleAsk>(a), now, out);
+  }
+  static Progress rls(EngineState& e, const Snapshot& s, const Ask& a, core::Nanos now,
+                      Outcome& out) {
+    return e.start_rls(s, as<RlsAsk>(a), now, out);
+  }
+  static void http_done(EngineState&, Outcome& out, core::Nanos) { conclude_http(out); }
+  static void check_done(EngineState& e, Outcome& out, core::Nanos now) {
+    conclude_check(out, now, e.leases_);
+  }
+  static void throttle_done(EngineState&, Outcome& out, core::Nanos) { conclude_throttle(out); }
+  static void rls_done(EngineState&, Outcome& out, core::Nanos) { conclude_rls(out); }
+
+  static constexpr Row kRows[] = {{http, http_done},
+                                  {rule, check_done},
+                                  {inline_limit, check_done},
+                                  {throttle, throttle_done},
+                                  {rls, rls_done}};
+  static_assert(std::size(kRows) == std::variant_size_v<Ask>);
+  static_assert(static_cast<std::size_t>(AskKind::kRls) + 1 == std::size(kRows));
+};
+
+EngineState::EngineState(const config::RuleSet& rules)
+    : inline_(Engine::kMaxInlineLimits),
+      throttle_remote_(Engine::kMaxInlineLimits),
+      rls_overrides_(Engine::kMaxRlsOverrides),
+      throttle_(core::Gcra::make(core::Rate{1, core::kNanosPerSecond}, 0), throttle_memory(rules)) {
+}
+
+std::vector<std::string> EngineState::apply(config::RuleSet rules, core::Nanos now) {
+  std::lock_guard lock(apply_mutex_);
+  const std::shared_ptr<const Snapshot> old = snapshot();
+  auto snap = compile(std::move(rules), old.get(), now);
+  if (!snap) return {snap.error()};
+  current_.exchange(std::move(snap).value());
+  // After the swap: a loop that sees the new version reads the new snapshot.
+  version_.fetch_add(1, std::memory_order_acq_rel);
+  return {};  // `old` is freed here, outside the slot's lock, unless an ask in flight holds it
+}
+
+Progress EngineState::start(std::shared_ptr<const Snapshot> snap, const Ask& ask, core::Nanos now,
+                            Outcome& out) {
+  out.reset();
+  OutcomeAccess::snapshot(out) = std::move(snap);
+  return Kinds::kRows[ask.index()].start(*this, snapshot_of(out), ask, now, out);
+}
+
+Progress EngineState::start_rule(const Snapshot& s, const RuleAsk& a, core::Nanos now,
+                                 Outcome& out) {
+  const CompiledRule* rule = s.rule(a.rule);
+  if (rule == nullptr) {
+    refuse(out, ErrorKind::kUnknownRule, "unknown rule '" + std::string(a.rule) + "'");
+    return Progress::kDone;
+  }
+  const Progress p = start_one(rule->limit, &rule->rule, rule->check_counters.get(), a.key, a.cost,
+                               rule->max_wait(), now, AskKind::kRule, out);
+  if (p == Progress::kDone) conclude_check(out, now, leases_);
+  return p;
+}
+
+Progress EngineState::start_inline(const Snapshot& s, const InlineAsk& a, core::Nanos now,
+                                   Outcome& out) {
+  auto spec = spec::parse_limit_spec(a.limit);
+  if (!spec) {
+    refuse(out, ErrorKind::kBadLimit, spec.error());
+    return Progress::kDone;
+  }
+  const Placement where{std::min(s.rules.memory, kInlineMemory), std::nullopt, {}};
+  const auto got = inline_.get(
+      spec->canonical, [&] { return make_limit(spec->canonical, *spec, where, nullptr, now); });
+  if (got.limit == nullptr) {
+    refuse(out, ErrorKind::kBadLimit,
+           got.miss == LazyLimits::Miss::kFull
+               ? "too many distinct inline limits (at most " +
+                     std::to_string(Engine::kMaxInlineLimits) + "); configure rules instead"
+               : got.error);
+    return Progress::kDone;
+  }
+  const core::Nanos wait = got.limit->spec.wait == spec::WaitSupport::kRejectOnly ? 0 : a.max_wait;
+  start_one(*got.limit, nullptr, nullptr, a.key, a.cost, wait, now, AskKind::kInline, out);
+  conclude_check(out, now, leases_);
+  return Progress::kDone;
+}
+
+void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
+  Remote& remote = *remote_of(out);
+  const core::Nanos now = remote.now;
+  local::AllMustPass total;
+  total.add(remote.local);
+  for (std::size_t p = 0; p < remote.parts.size() && p < answers.size(); ++p) {
+    const RemotePart& part = remote.parts[p];
+    backend::redis::Answer& answer = answers[p];
+    for (std::size_t k = 0; k < part.applied.size() && k < answer.each.size(); ++k) {
+      out.applied[part.applied[k]].decision = answer.each[k];
+    }
+    if (part.enforced) total.add(answer.combined);
+    for (auto& lease : answer.leases) remote.leases.push_back(std::move(lease));
+  }
+  for (const auto& [copy, original] : remote.copies) {
+    out.applied[copy].decision = out.applied[original].decision;
+  }
+  out.total = total.result();
+  Kinds::kRows[static_cast<std::size_t>(remote.kind)].conclude(*this, out, now);
+}
+
+}  // namespace detail
+
 Engine::Engine(config::RuleSet rules, core::Nanos now)
-    : throttle_(std::make_unique<table::KeyedTable<core::Gcra>>(
-          core::Gcra::make(core::Rate{1, core::kNanosPerSecond}, 0), throttle_memory(rules))),
-      leases_(std::make_unique<detail::LeaseBook>()) {
+    : state_(std::make_unique<detail::EngineState>(rules)) {
   const auto errors = apply(std::move(rules), now);
   if (!errors.empty()) {
     std::string all;
@@ -93,136 +195,28 @@ std::vector<std::string> Engine::apply(config::RuleSet rules, core::Nanos now) {
 }
 
 std::vector<std::string> Engine::apply_validated(config::RuleSet rules, core::Nanos now) {
-  std::lock_guard lock(apply_mutex_);
-  const std::shared_ptr<const Snapshot> old = snapshot();
-  auto snap = detail::compile(std::move(rules), old.get(), now);
-  if (!snap) return {snap.error()};
-  current_.exchange(std::move(snap).value());
-  // After the swap: a loop that sees the new version reads the new snapshot.
-  version_.fetch_add(1, std::memory_order_acq_rel);
-  return {};  // `old` is freed here, outside the slot's lock, unless an ask in flight holds it
+  return state_->apply(std::move(rules), now);
 }
 
-Progress Engine::start(std::shared_ptr<const Snapshot> snap, const Ask& ask, core::Nanos now,
-                       Outcome& out) {
-  out.reset();
-  out.snapshot = std::move(snap);
-  const Snapshot& s = *out.snapshot;
-  return std::visit(
-      [&](const auto& a) -> Progress {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, RequestView>) {
-          return detail::start_http(a, now, out);
-        } else if constexpr (std::is_same_v<A, RuleAsk>) {
-          const CompiledRule* rule = s.rule(a.rule);
-          if (rule == nullptr) {
-            out.verdict = Verdict::kInvalid;
-            out.error = "unknown rule '" + std::string(a.rule) + "'";
-            out.error_field = "rule";
-            return Progress::kDone;
-          }
-          const Progress p =
-              detail::start_one(rule->limit, &rule->rule, rule->check_counters.get(), a.key, a.cost,
-                                rule->max_wait(), now, detail::AskKind::kRule, out);
-          if (p == Progress::kDone) detail::conclude_check(out, now, *leases_);
-          return p;
-        } else if constexpr (std::is_same_v<A, InlineAsk>) {
-          const CompiledLimit* limit = inline_limit(a.limit, s.rules.memory, out);
-          if (limit == nullptr) return Progress::kDone;
-          const core::Nanos wait =
-              limit->spec.wait == spec::WaitSupport::kRejectOnly ? 0 : a.max_wait;
-          detail::start_one(*limit, nullptr, nullptr, a.key, a.cost, wait, now,
-                            detail::AskKind::kInline, out);
-          detail::conclude_check(out, now, *leases_);
-          return Progress::kDone;
-        } else if constexpr (std::is_same_v<A, ThrottleAsk>) {
-          return start_throttle(s, a, now, out);
-        } else {
-          return start_rls(s, a, now, out);
-        }
-      },
-      ask);
+std::shared_ptr<const config::RuleSet> Engine::rules() const {
+  auto snap = state_->snapshot();
+  return std::shared_ptr<const config::RuleSet>(snap, &snap->rules);
 }
 
-void Engine::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
-  detail::Remote& remote = *out.remote;
-  const core::Nanos now = remote.now;
-  local::AllMustPass total;
-  total.add(remote.local);
-  for (std::size_t p = 0; p < remote.parts.size() && p < answers.size(); ++p) {
-    const detail::RemotePart& part = remote.parts[p];
-    backend::redis::Answer& answer = answers[p];
-    for (std::size_t k = 0; k < part.applied.size() && k < answer.each.size(); ++k) {
-      out.applied[part.applied[k]].decision = answer.each[k];
-    }
-    if (part.enforced) total.add(answer.combined);
-    for (auto& lease : answer.leases) remote.leases.push_back(std::move(lease));
-  }
-  for (const auto& [copy, original] : remote.copies) {
-    out.applied[copy].decision = out.applied[original].decision;
-  }
-  out.total = total.result();
-  switch (remote.kind) {
-    case detail::AskKind::kHttp:
-      detail::conclude_http(out);
-      break;
-    case detail::AskKind::kRule:
-    case detail::AskKind::kInline:
-      detail::conclude_check(out, now, *leases_);
-      break;
-    case detail::AskKind::kRls:
-      detail::conclude_rls(out);
-      break;
-    case detail::AskKind::kThrottle:
-      out.verdict = out.total.allowed ? Verdict::kAllow : Verdict::kDeny;
-      if (out.total.overflow) {
-        out.verdict = Verdict::kInvalid;
-        out.error = "ERR invalid quantity: too large for this rate";
-        out.error_field = "quantity";
-      }
-      break;
-  }
-}
+std::uint64_t Engine::version() const { return state_->version(); }
 
 void Engine::decide(const Ask& ask, core::Nanos now, Outcome& out) {
-  if (start(snapshot(), ask, now, out) == Progress::kDone) return;
-  finish(out, detail::answer_without_store(*out.remote));
+  if (state_->start(state_->snapshot(), ask, now, out) == Progress::kDone) return;
+  state_->finish(out, detail::answer_without_store(*detail::remote_of(out)));
 }
 
-const CompiledLimit* Engine::inline_limit(std::string_view text, std::size_t memory, Outcome& out) {
-  auto spec = spec::parse_limit_spec(text);
-  if (!spec) {
-    out.verdict = Verdict::kInvalid;
-    out.error = spec.error();
-    out.error_field = "limit";
-    return nullptr;
-  }
-  std::lock_guard guard(inline_mutex_);
-  if (auto it = inline_.find(spec->canonical); it != inline_.end()) return it->second.get();
-  if (inline_.size() >= kMaxInlineLimits) {
-    out.verdict = Verdict::kInvalid;
-    out.error = "too many distinct inline limits (at most " + std::to_string(kMaxInlineLimits) +
-                "); configure rules instead";
-    out.error_field = "limit";
-    return nullptr;
-  }
-  auto table = local::make_table_limit(*spec, std::min<std::size_t>(memory, 16u << 20));
-  if (!table) {
-    out.verdict = Verdict::kInvalid;
-    out.error = table.error();
-    out.error_field = "limit";
-    return nullptr;
-  }
-  auto limit = std::make_unique<CompiledLimit>();
-  limit->name = spec->canonical;
-  limit->spec = *spec;
-  limit->quota = quota_of(*spec);
-  limit->table = *table;
-  return inline_.emplace(spec->canonical, std::move(limit)).first->second.get();
+bool Engine::release_lease(std::string_view token) { return state_->leases().release(token); }
+
+void Engine::expire_leases(core::Nanos now) { state_->leases().expire(now); }
+
+TableUse Engine::throttle_use() const {
+  const table::TableStats st = state_->throttle().stats();
+  return TableUse{st.keys, st.capacity, st.evictions, st.memory_bytes};
 }
-
-bool Engine::release_lease(std::string_view token) { return leases_->release(token); }
-
-void Engine::expire_leases(core::Nanos now) { leases_->expire(now); }
 
 }  // namespace sluice::engine

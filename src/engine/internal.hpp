@@ -1,20 +1,23 @@
 // What the engine's files share and frontends never see: compiling a snapshot, the Redis half
-// of an outcome, and the deciders of each kind of ask.
+// of an outcome, the engine's way into an outcome, and the deciders of each kind of ask.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/backend/redis/query.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/engine/ask.hpp"
-#include "sluice/engine/engine.hpp"
 #include "sluice/engine/outcome.hpp"
-#include "sluice/engine/snapshot.hpp"
+#include "sluice/local/policy.hpp"
+#include "snapshot.hpp"
 
 namespace sluice::engine::detail {
+
+static_assert(kInlineLimits == local::kInline, "an outcome holds what a policy decides at once");
 
 // Builds the snapshot of `rules` (already validated), keeping `old`'s tables and counters
 // where the rule is unchanged or only retuned. Errors: a table that cannot be made.
@@ -49,6 +52,56 @@ struct Remote {
   }
 };
 
+// The engine's way into an outcome's private parts.
+struct OutcomeAccess {
+  static std::shared_ptr<const Snapshot>& snapshot(Outcome& o) { return o.snapshot_; }
+  static const CompiledRoute*& route(Outcome& o) { return o.route_; }
+  static CanonicalAddress& client(Outcome& o) { return o.client_; }
+  static std::unique_ptr<Remote, RemoteDeleter>& remote(Outcome& o) { return o.remote_; }
+  static local::Leases& leases(Outcome& o) {
+    return *std::launder(reinterpret_cast<local::Leases*>(o.permits_.storage_));
+  }
+  static local::Leases& leases(HeldPermits& p) {
+    return *std::launder(reinterpret_cast<local::Leases*>(p.storage_));
+  }
+  static const CompiledLimit* compiled(const Applied& a) { return a.compiled_; }
+  static RuleCounters* counters(const Applied& a) { return a.counters_; }
+  static Applied make(const CompiledLimit& limit, const config::Rule* rule,
+                      const core::Decision& decision, bool enforced, RuleCounters* counters,
+                      std::uint32_t item) {
+    Applied a;
+    a.limit = LimitView{limit.name, limit.quota, limit.unlimited(),
+                        limit.rls ? &limit.rls->rate : nullptr};
+    a.rule = rule;
+    a.decision = decision;
+    a.enforced = enforced;
+    a.item = item;
+    a.compiled_ = &limit;
+    a.counters_ = counters;
+    return a;
+  }
+};
+
+inline const Snapshot& snapshot_of(Outcome& o) { return *OutcomeAccess::snapshot(o); }
+inline local::Leases& leases_of(Outcome& o) { return OutcomeAccess::leases(o); }
+inline std::unique_ptr<Remote, RemoteDeleter>& remote_of(Outcome& o) {
+  return OutcomeAccess::remote(o);
+}
+inline const CompiledLimit& compiled_of(const Applied& a) { return *OutcomeAccess::compiled(a); }
+inline RuleCounters* counters_of(const Applied& a) { return OutcomeAccess::counters(a); }
+inline Applied applied(const CompiledLimit& limit, const config::Rule* rule,
+                       const core::Decision& decision, bool enforced, RuleCounters* counters,
+                       std::uint32_t item = 0) {
+  return OutcomeAccess::make(limit, rule, decision, enforced, counters, item);
+}
+
+// An ask refused before it is decided.
+inline void refuse(Outcome& out, ErrorKind kind, std::string error) {
+  out.verdict = Verdict::kInvalid;
+  out.error_kind = kind;
+  out.error = std::move(error);
+}
+
 // Every part answered by the failure policies (no store to ask).
 std::vector<backend::redis::Answer> answer_without_store(const Remote& remote);
 
@@ -68,8 +121,8 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book);
 
 // An RLS outcome: OVER_LIMIT (kDeny) when an enforced descriptor is over its limit.
 void conclude_rls(Outcome& out);
-
-backend::redis::FailurePolicy backend_policy(config::FailurePolicy p);
+// A CL.THROTTLE outcome: allowed or limited, or refused when the quantity overflows.
+void conclude_throttle(Outcome& out);
 
 // The limit as Redis keeps it: a query item for `key`.
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,

@@ -2,7 +2,9 @@
 #include "lease_book.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace sluice::engine::detail {
@@ -35,14 +37,25 @@ bool unhex(std::string_view text, std::string& out) {
 
 LeaseBook::LeaseBook() : ids_(std::random_device{}()) {}
 
-std::string LeaseBook::keep(local::Lease lease, core::Nanos now, core::Nanos ttl) {
+std::optional<std::string> LeaseBook::keep(local::Lease lease, std::string_view owner,
+                                           std::int64_t cap, core::Nanos now, core::Nanos ttl) {
   std::lock_guard lock(mutex_);
+  auto held = held_.find(std::string(owner));
+  if (held == held_.end()) held = held_.emplace(std::string(owner), 0).first;
+  if (held->second >= cap) return std::nullopt;  // `lease` gives its permit back here
   std::uint64_t id = ids_();
   while (id == 0 || kept_.contains(id)) id = ids_();
   const core::Nanos expires = now + ttl;
-  kept_.emplace(id, Kept{std::move(lease), expires});
+  kept_.emplace(id, Kept{std::move(lease), expires, std::string(owner)});
   by_expiry_.emplace(expires, id);
+  ++held->second;
+  peak_ = std::max(peak_, kept_.size());
   return fmt::format("l-{:016x}", id);
+}
+
+void LeaseBook::forget(std::unordered_map<std::uint64_t, Kept>::iterator it) {
+  if (auto h = held_.find(it->second.owner); h != held_.end() && --h->second <= 0) held_.erase(h);
+  kept_.erase(it);  // the Lease gives its permit back
 }
 
 bool LeaseBook::release(std::string_view token) {
@@ -60,21 +73,42 @@ bool LeaseBook::release(std::string_view token) {
       break;
     }
   }
-  kept_.erase(it);  // the Lease gives its permit back
+  forget(it);
+  give_memory_back();
   return true;
 }
 
 void LeaseBook::expire(core::Nanos now) {
   std::lock_guard lock(mutex_);
   while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
-    kept_.erase(by_expiry_.begin()->second);
+    if (auto it = kept_.find(by_expiry_.begin()->second); it != kept_.end()) forget(it);
     by_expiry_.erase(by_expiry_.begin());
   }
+  give_memory_back();
+}
+
+// A hash table keeps its buckets however few entries are left, and glibc keeps freed nodes in
+// its arenas: after a burst of permits has gone (at most a quarter of the peak left, and the
+// peak worth it), the table is made anew at its size and the free memory returned.
+void LeaseBook::give_memory_back() {
+  constexpr std::size_t kWorthIt = 4096;
+  if (peak_ < kWorthIt || kept_.size() > peak_ / 4) return;
+  std::unordered_map<std::uint64_t, Kept> smaller;
+  smaller.reserve(kept_.size());
+  for (auto& [id, k] : kept_) smaller.emplace(id, std::move(k));
+  kept_ = std::move(smaller);
+  peak_ = kept_.size();
+  malloc_trim(0);
 }
 
 std::size_t LeaseBook::size() const {
   std::lock_guard lock(mutex_);
   return kept_.size();
+}
+
+std::vector<std::pair<std::string, std::int64_t>> LeaseBook::held() const {
+  std::lock_guard lock(mutex_);
+  return {held_.begin(), held_.end()};
 }
 
 std::string remote_lease_token(std::int64_t id, std::string_view rule, std::string_view key) {

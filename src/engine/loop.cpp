@@ -2,10 +2,12 @@
 // completion of outcomes that wait for Redis.
 #include "sluice/engine/loop.hpp"
 
+#include "engine_state.hpp"
 #include "internal.hpp"
 #include "lease_book.hpp"
 #include "sluice/backend/redis/store.hpp"
-#include "sluice/engine/store_options.hpp"
+#include "sluice/engine/engine.hpp"
+#include "store_options.hpp"
 
 namespace sluice::engine {
 
@@ -31,23 +33,30 @@ Loop::~Loop() {
 const std::shared_ptr<const Snapshot>& Loop::snapshot() {
   const std::uint64_t v = engine_.version();
   if (v != version_ || !snapshot_) {
-    snapshot_ = engine_.snapshot();
+    snapshot_ = engine_.state().snapshot();
     version_ = v;
   }
   return snapshot_;
 }
 
+const config::RuleSet& Loop::rules() { return snapshot()->rules; }
+
+std::shared_ptr<const config::RuleSet> Loop::shared_rules() {
+  const auto& snap = snapshot();
+  return std::shared_ptr<const config::RuleSet>(snap, &snap->rules);
+}
+
 Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
-  return engine_.start(snapshot(), ask, now, out);
+  return engine_.state().start(snapshot(), ask, now, out);
 }
 
 void Loop::complete(Outcome& out, std::function<void()> done) {
-  detail::Remote& remote = *out.remote;
+  detail::Remote& remote = *detail::remote_of(out);
   if (store_ == nullptr) {
     // No store on this loop (a redis url added after start): each rule's failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
     boost::asio::post(io_, [this, &out, done = std::move(done)] {
-      engine_.finish(out, detail::answer_without_store(*out.remote));
+      engine_.state().finish(out, detail::answer_without_store(*detail::remote_of(out)));
       done();
     });
     return;
@@ -64,16 +73,17 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
     store_->decide(remote.parts[p].query, [this, &out, g, p](backend::redis::Answer a) {
       g->answers[p] = std::move(a);
       if (--g->left > 0) return;
-      engine_.finish(out, std::move(g->answers));
+      engine_.state().finish(out, std::move(g->answers));
       g->done();
     });
   }
 }
 
 void Loop::release(Outcome& out) {
-  if (!out.remote || store_ == nullptr) return;
-  for (const auto& lease : out.remote->leases) store_->release(lease);
-  out.remote->leases.clear();
+  auto& remote = detail::remote_of(out);
+  if (!remote || store_ == nullptr) return;
+  for (const auto& lease : remote->leases) store_->release(lease);
+  remote->leases.clear();
 }
 
 bool Loop::release_lease(std::string_view token) {

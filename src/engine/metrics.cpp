@@ -1,5 +1,7 @@
 // The engine's counters in the registry (engine.hpp): each rule's outcomes on each route (and
-// in the decision service, route "-"), each local table's occupancy, CL.THROTTLE's table.
+// in the decision service, route "-"), each local table's occupancy, CL.THROTTLE's table, the
+// decision service's held permits.
+#include "engine_state.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::engine {
@@ -33,6 +35,9 @@ constexpr TableFigure kTableFigures[] = {
 constexpr Family kThrottleKeys{"sluice_resp_throttle_keys", Kind::kGauge, "CL.THROTTLE keys held."};
 constexpr Family kThrottleEvictions{"sluice_resp_throttle_evictions_total", Kind::kCounter,
                                     "CL.THROTTLE keys evicted to make room for new ones."};
+constexpr Family kPermits{"sluice_permits_held", Kind::kGauge,
+                          "Concurrency permits the decision service holds for callers, by rule "
+                          "(or inline limit)."};
 
 void outcomes(metrics::Sink& sink, std::string_view route, std::string_view rule,
               const RuleCounters& c) {
@@ -51,8 +56,8 @@ void outcomes(metrics::Sink& sink, std::string_view route, std::string_view rule
 }  // namespace
 
 metrics::Registry::Registration Engine::register_metrics(metrics::Registry& registry) {
-  return registry.add([this](metrics::Sink& sink) {
-    const auto snap = snapshot();
+  return registry.add([state = state_.get()](metrics::Sink& sink) {
+    const auto snap = state->snapshot();
     sink.declare(kRequests);
     for (const auto& c : snap->compiled) outcomes(sink, "-", c->rule.name, *c->check_counters);
     for (const auto& r : snap->routes) {
@@ -69,9 +74,13 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
         sink.add(f.family, {{"rule", c->rule.name}}, f.get(local::stats_of(*c->limit.table)));
       }
     }
-    const table::TableStats t = throttle_->stats();
+    const table::TableStats t = state->throttle().stats();
     sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));
     sink.add(kThrottleEvictions, {}, static_cast<double>(t.evictions));
+    sink.declare(kPermits);
+    for (const auto& [rule, n] : state->leases().held()) {
+      sink.add(kPermits, {{"rule", rule}}, static_cast<double>(n));
+    }
   });
 }
 

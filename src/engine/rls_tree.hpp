@@ -19,7 +19,7 @@
 #include "sluice/config/rls.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/engine/ask.hpp"
-#include "sluice/engine/snapshot.hpp"
+#include "snapshot.hpp"
 
 namespace sluice::engine::detail {
 

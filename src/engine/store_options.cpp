@@ -1,5 +1,5 @@
-// store_options (sluice/engine/store_options.hpp).
-#include "sluice/engine/store_options.hpp"
+// store_options (store_options.hpp).
+#include "store_options.hpp"
 
 namespace sluice::engine {
 

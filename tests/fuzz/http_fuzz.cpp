@@ -30,7 +30,6 @@
 #include "request_head.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
-#include "sluice/engine/snapshot.hpp"
 #include "sluice/proto/http/ratelimit_fields.hpp"
 
 namespace {
@@ -234,14 +233,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     the_engine().decide(view, now, out);
     SLUICE_FUZZ_CHECK(out.verdict != sluice::engine::Verdict::kInvalid,
                       "an HTTP request is never an invalid ask");
-    const auto& rules = out.snapshot->rules;
+    const auto& rules = out.rules();
     sluice::server::limit_fields(out, fields());
     std::string lines;
     sluice::proto::http::append_ratelimit_fields(lines, fields(),
                                                  {rules.ratelimit_headers, rules.legacy_headers},
                                                  sluice::server::retry_after(out));
     check_field_lines(lines);
-    if (out.verdict == sluice::engine::Verdict::kAllow && out.route->upstream != nullptr) {
+    if (out.verdict == sluice::engine::Verdict::kAllow && out.upstream() != nullptr) {
       check_upstream_head(req, target, p);
     }
     out.reset();

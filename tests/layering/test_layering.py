@@ -1,6 +1,7 @@
 """The layering check (tools/layering/check.py) on a tree made for the test: an include that
-points at a layer its file's layer may not use fails with FILE:LINE and the rule, one that
-follows the table passes, and a file in no layer is reported."""
+points at a layer its file's layer may not use fails with FILE:LINE and the rule, so does one
+whose own includes reach such a layer (the include closure), one that follows the table passes,
+and a file in no layer is reported."""
 import os
 import subprocess
 import sys
@@ -13,8 +14,9 @@ TABLE = """\
 | layer | folders | may use |
 |---|---|---|
 | `core` | `include/sluice/core`, `src/core` | |
-| `engine` | `include/sluice/engine`, `src/engine` | `core` |
-| `server` | `src/server` | `engine` |
+| `table` | `include/sluice/table`, `src/table` | `core` |
+| `engine` | `include/sluice/engine`, `src/engine` | `core`, `table` |
+| `server` | `src/server` | `core`, `engine` |
 <!-- /layers -->
 """
 
@@ -47,8 +49,24 @@ def test_an_upward_or_sideways_include_fails_naming_file_line_and_rule(tmp_path)
     assert r.returncode == 1
     assert ("include/sluice/core/time.hpp:2: layer core includes sluice/engine/engine.hpp of "
             "layer engine (core may use: nothing)") in r.stdout
-    assert ("src/server/gateway.cpp:1: layer server includes sluice/core/time.hpp of layer "
-            "core (server may use: engine)") in r.stdout
+    assert ("src/server/gateway.cpp:1: layer server includes sluice/core/time.hpp, which "
+            "reaches include/sluice/engine/engine.hpp of layer engine") not in r.stdout
+
+
+def test_a_header_that_reaches_a_forbidden_layer_through_another_fails(tmp_path):
+    # The gateway may use the engine's face, not the tables the engine keeps behind it.
+    r = tree(tmp_path, {
+        "include/sluice/table/keyed_table.hpp": "#pragma once\n",
+        "include/sluice/engine/outcome.hpp": "#pragma once\n",
+        "include/sluice/engine/loop.hpp":
+            '#pragma once\n#include "sluice/engine/outcome.hpp"\n'
+            '#include "sluice/table/keyed_table.hpp"\n',
+        "src/server/gateway.cpp": '#include "sluice/engine/loop.hpp"\n',
+    })
+    assert r.returncode == 1
+    assert ("src/server/gateway.cpp:1: layer server includes sluice/engine/loop.hpp, which "
+            "reaches include/sluice/table/keyed_table.hpp of layer table (through "
+            "include/sluice/engine/loop.hpp; server may use: core, engine)") in r.stdout, r.stdout
 
 
 def test_a_file_in_no_layer_is_reported(tmp_path):

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The layering check of `make test`: every #include of a Sluice header must point at the
 file's own layer or one the layer may use, as the table of layers in docs/architecture.md says
-(between the `<!-- layers -->` and `<!-- /layers -->` markers). One line per violation:
-FILE:LINE: layer X includes HEADER of layer Y (X may use: ...); exit 1 if any, 2 if the table
-cannot be read.
+(between the `<!-- layers -->` and `<!-- /layers -->` markers), and so must every header that
+header includes in turn (the include closure): a frontend that may use the engine's face does
+not reach the tables behind it. One line per violation:
+FILE:LINE: layer X includes HEADER of layer Y (X may use: ...), or
+FILE:LINE: layer X includes HEADER, which reaches OTHER of layer Y (through A -> B);
+exit 1 if any, 2 if the table cannot be read.
 
     tools/layering/check.py [ROOT]
 """
@@ -64,11 +67,41 @@ def resolve(include, including_dir, root):
     return None
 
 
+def includes_of(rel, root, cache):
+    """[(line number, include text, resolved path)] of a file's Sluice includes."""
+    if rel not in cache:
+        found = []
+        for i, line in enumerate(open(os.path.join(root, rel), encoding="utf-8"), 1):
+            m = INCLUDE.match(line)
+            if m:
+                target = resolve(m.group(1), os.path.dirname(rel), root)
+                if target is not None:
+                    found.append((i, m.group(1), target))
+        cache[rel] = found
+    return cache[rel]
+
+
+def first_outside(start, ok, layers, root, cache):
+    """The first header in the include closure of `start` whose layer is not in `ok`, with the
+    chain of headers that leads to it; None when the closure stays inside."""
+    seen, queue = {start}, [(start, [start])]
+    while queue:
+        rel, chain = queue.pop(0)
+        for _, _, target in includes_of(rel, root, cache):
+            if target in seen:
+                continue
+            seen.add(target)
+            if layer_of(target, layers) not in ok:
+                return target, chain + [target]
+            queue.append((target, chain + [target]))
+    return None
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), "..", ".."))
     layers = read_table(os.path.join(root, "docs", "architecture.md"))
-    problems, files = [], 0
+    problems, files, cache = [], 0, {}
     for rel in cpp_files(root, ("src", "include")):
         mine = layer_of(rel, layers)
         if mine is None:
@@ -76,18 +109,24 @@ def main():
             continue
         files += 1
         allowed = layers[mine][1]
-        for i, line in enumerate(open(os.path.join(root, rel), encoding="utf-8"), 1):
-            m = INCLUDE.match(line)
-            if not m:
-                continue
-            target = resolve(m.group(1), os.path.dirname(rel), root)
-            if target is None:
-                continue
+        if "*" in allowed:
+            continue
+        ok = allowed | {mine, None}
+        for i, text, target in includes_of(rel, root, cache):
             theirs = layer_of(target, layers)
-            if theirs in (None, mine) or "*" in allowed or theirs in allowed:
+            if theirs not in ok:
+                problems.append(f"{rel}:{i}: layer {mine} includes {text} of layer {theirs} "
+                                f"({mine} may use: {', '.join(sorted(allowed)) or 'nothing'})")
                 continue
-            problems.append(f"{rel}:{i}: layer {mine} includes {m.group(1)} of layer "
-                            f"{theirs} ({mine} may use: {', '.join(sorted(allowed)) or 'nothing'})")
+            if theirs == mine:
+                continue  # its own layer's headers answer for themselves
+            outside = first_outside(target, ok, layers, root, cache)
+            if outside:
+                other, chain = outside
+                problems.append(
+                    f"{rel}:{i}: layer {mine} includes {text}, which reaches {other} of layer "
+                    f"{layer_of(other, layers)} (through {' -> '.join(chain[:-1])}; {mine} may "
+                    f"use: {', '.join(sorted(allowed)) or 'nothing'})")
     for p in problems:
         print(p)
     print(f"layering: {files} files, {len(problems)} problems", file=sys.stderr)

@@ -100,6 +100,8 @@ struct RedisSettings {
   int line = 0;
 };
 
+inline constexpr std::int64_t kDefaultMaxPermits = 100000;
+
 struct Rule {
   std::string name;
   std::string limit_text;  // as written: "token-bucket:rate=10/s,burst=20"
@@ -114,6 +116,9 @@ struct Rule {
                                  // API key need not be the over-limit answer too)
   // Concurrency: how long the decision service keeps a permit that is never given back.
   core::Nanos permit_ttl = 60 * core::kNanosPerSecond;
+  // Concurrency: the most permits the decision service holds for this rule's callers at once
+  // (about 200 bytes each); one more is refused. Redis rules keep theirs in Redis.
+  std::int64_t max_permits = kDefaultMaxPermits;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;
@@ -261,6 +266,10 @@ struct RuleSet {
   // A rule's effective storage and Redis options (its own fields over the defaults).
   Storage storage_of(const Rule& rule) const;
   RedisRuleOptions redis_options_of(const Rule& rule) const;
+  // The RLS limits' and overrides' options in Redis: `rls:`'s fields, then `redis:`'s defaults.
+  RedisRuleOptions rls_redis_options() const;
+  // CL.THROTTLE's in Redis: `resp:`'s on_failure and local_share, then `redis:`'s defaults.
+  RedisRuleOptions resp_redis_options() const;
   const Upstream* upstream(std::string_view name) const;
 };
 

@@ -11,8 +11,11 @@
 #include <memory>
 #include <string_view>
 
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
-#include "sluice/engine/engine.hpp"
+#include "sluice/engine/ask.hpp"
+#include "sluice/engine/outcome.hpp"
+#include "sluice/metrics/registry.hpp"
 #include "sluice/support/shared_handler.hpp"
 
 namespace sluice::backend::redis {
@@ -20,6 +23,8 @@ class Store;
 }
 
 namespace sluice::engine {
+
+class Engine;
 
 class Loop {
  public:
@@ -52,11 +57,14 @@ class Loop {
   bool release_lease(std::string_view token);
 
   Engine& engine() { return engine_; }
-  // The snapshot this loop decides with (refreshed when the engine's version moves).
-  const std::shared_ptr<const Snapshot>& snapshot();
+  // The rules this loop decides with (refreshed when the engine's version moves), and a hold
+  // on them for a caller that keeps them across decisions.
+  const config::RuleSet& rules();
+  std::shared_ptr<const config::RuleSet> shared_rules();
 
  private:
   void complete(Outcome& out, std::function<void()> done);
+  const std::shared_ptr<const Snapshot>& snapshot();
 
   Engine& engine_;
   boost::asio::io_context& io_;

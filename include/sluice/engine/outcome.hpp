@@ -1,24 +1,26 @@
 // The engine's answer to one ask, for every frontend to put in its own protocol: the verdict,
 // each limit's own decision with its quota, which limit decided, the wait or the retry, and the
-// permits the request holds. A value the frontend keeps and reuses: for up to kInline limits,
-// filling it allocates nothing.
+// permits the request holds. A value the frontend keeps and reuses: for up to kInlineLimits
+// limits, filling it allocates nothing. What only the engine reads of it is private.
 #pragma once
 
 #include <absl/container/inlined_vector.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "sluice/config/rule_set.hpp"
 #include "sluice/core/decision.hpp"
+#include "sluice/engine/quota.hpp"
 #include "sluice/engine/request_view.hpp"
-#include "sluice/local/policy.hpp"
 
 namespace sluice::engine {
 
 // Limits a request usually meets at once: below this, an outcome allocates nothing.
-inline constexpr std::size_t kInlineLimits = local::kInline;
+inline constexpr std::size_t kInlineLimits = 8;
 
 struct CompiledLimit;
 struct CompiledRoute;
@@ -30,23 +32,82 @@ struct Remote;  // the part kept in Redis: the query in flight, the permits held
 struct RemoteDeleter {
   void operator()(Remote* r) const;
 };
+struct OutcomeAccess;  // the engine's way in (internal.hpp)
 }  // namespace detail
 
+// What a frontend may know of a limit that took part in a decision.
+struct LimitView {
+  std::string_view name;   // the rule's, the RLS limit's, or an inline limit's canonical spec
+  Quota quota;             // what its RateLimit-Policy item promises
+  bool unlimited = false;  // an RLS `unlimited` limit: answers OK, counts nothing
+  const config::RlsRateLimit* rls = nullptr;  // an RLS limit: its rate_limit as configured
+};
+
 // One limit's part in the decision.
-struct Applied {
-  const CompiledLimit* limit = nullptr;
+class Applied {
+ public:
+  LimitView limit;
   const config::Rule* rule = nullptr;  // the configured rule (null for an inline limit)
   core::Decision decision;
-  bool enforced = true;  // false: a dry-run rule or a shadow-mode RLS limit, never blocking
-  RuleCounters* counters = nullptr;  // where the engine counts it
-  std::uint32_t item = 0;            // an RLS ask: the descriptor it answers
+  bool enforced = true;    // false: a dry-run rule or a shadow-mode RLS limit, never blocking
+  std::uint32_t item = 0;  // an RLS ask: the descriptor it answers
+
+ private:
+  friend struct detail::OutcomeAccess;
+  const CompiledLimit* compiled_ = nullptr;
+  RuleCounters* counters_ = nullptr;  // where the engine counts it
+};
+
+enum class Progress {
+  kDone,     // the outcome is complete
+  kPending,  // it waits for Redis: Loop::async_complete finishes it
 };
 
 enum class Verdict {
   kAllow,    // go on (forward, respond, answer "allowed") after `delay`
   kDeny,     // refused: over a limit, or a key the rule needs is missing (`missing_key`)
   kNoRoute,  // the gateway: no route matched
-  kInvalid,  // the ask itself is wrong (unknown rule, bad limit, a cost that overflows)
+  kInvalid,  // the ask cannot be decided: `error_kind` says why, `error` in words
+};
+
+// Why an ask was not decided (Verdict::kInvalid), for a frontend to choose its answer (404 for
+// an unknown rule, RESOURCE_EXHAUSTED for a full table of overrides...).
+enum class ErrorKind {
+  kNone,
+  kUnknownRule,         // no rule of that name
+  kBadLimit,            // an inline limit that does not parse, or too many of them
+  kBadCost,             // a cost too large for the limit (its wait leaves the time range)
+  kBadArguments,        // CL.THROTTLE parameters that make no limit
+  kBadQuantity,         // CL.THROTTLE: a quantity too large for the rate
+  kBusy,                // CL.THROTTLE: every slot of the key's bucket is held; try again
+  kBadDomain,           // RLS: an empty domain
+  kBadDescriptor,       // RLS: no descriptors, or one that cannot be decided
+  kTooManyDescriptors,  // RLS: more descriptors than rls.max_descriptors
+  kExhausted,           // a bounded resource is full: RLS overrides, held permits
+};
+
+// The ask's field an error is about, as the check API names it ("rule", "limit", "cost").
+std::string_view error_field(ErrorKind kind);
+
+// The concurrency permits a request holds, kept in place (the local layer's leases: only the
+// engine sees their type), so that an outcome allocates nothing. Given back when cleared.
+class HeldPermits {
+ public:
+  HeldPermits();
+  ~HeldPermits();
+  HeldPermits(HeldPermits&& other) noexcept;
+  HeldPermits& operator=(HeldPermits&& other) noexcept;
+  HeldPermits(const HeldPermits&) = delete;
+  HeldPermits& operator=(const HeldPermits&) = delete;
+
+  bool empty() const;
+  void clear();
+
+  static constexpr std::size_t kBytes = 96;
+
+ private:
+  friend struct detail::OutcomeAccess;
+  alignas(16) unsigned char storage_[kBytes];
 };
 
 class Outcome {
@@ -59,19 +120,18 @@ class Outcome {
   Verdict verdict = Verdict::kAllow;
   core::Decision total;   // the request's combined decision
   core::Nanos delay = 0;  // kAllow: how long to hold the request first
-  absl::InlinedVector<Applied, local::kInline> applied;  // enforced ones first, in route order
+  absl::InlinedVector<Applied, kInlineLimits> applied;  // enforced ones first, in route order
   int decided_by = -1;       // index in `applied`: the first limit that denied; -1 when none did
   bool missing_key = false;  // kDeny: decided_by's key was missing (on_missing_key: deny)
 
-  // The gateway's answer: the route matched, and the status and body to send when it does not
-  // forward (the denying rule's, the route's own `respond`, or 404).
-  const CompiledRoute* route = nullptr;
+  // The gateway's answer: the status and body to send when it does not forward (the denying
+  // rule's, the route's own `respond`, or 404).
   int status = 0;
   std::string_view body;
 
-  // kInvalid: what is wrong, and which field of the ask ("rule", "limit", "cost").
+  // kInvalid: why, and in words.
+  ErrorKind error_kind = ErrorKind::kNone;
   std::string error;
-  std::string_view error_field;
 
   // A concurrency permit kept for the caller of the decision service: the token that gives it
   // back (Engine::release_lease), and how long it is kept if never given back.
@@ -81,16 +141,26 @@ class Outcome {
   std::string_view client() const { return client_.text(); }
   bool dry_run_denied() const;  // a dry-run rule would have refused this request
 
-  // Keeps `route`, `body` and the limits alive.
-  std::shared_ptr<const Snapshot> snapshot;
-  local::Leases leases;  // concurrency permits held until the response is done
+  // The rules the ask was decided under (kept alive with the outcome, as `body` and the
+  // configured rules it points to are), and their version.
+  const config::RuleSet& rules() const;
+  std::uint64_t version() const;
+  // The gateway: the route the request matched, and its upstream (null: it responds itself).
+  const config::Route* route() const;
+  const config::Upstream* upstream() const;
 
+  // Whether it holds a decision (and what that keeps alive) until reset().
+  bool in_use() const { return snapshot_ != nullptr; }
   // Drops everything (local permits go back; Redis permits go back through Loop::release).
   void reset();
 
-  // The engine's own.
+ private:
+  friend struct detail::OutcomeAccess;
+  std::shared_ptr<const Snapshot> snapshot_;
+  const CompiledRoute* route_ = nullptr;
+  HeldPermits permits_;  // concurrency permits held until the response is done
   CanonicalAddress client_;
-  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote;
+  std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote_;
 };
 
 }  // namespace sluice::engine

@@ -9,6 +9,7 @@
 
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/backend/redis/script.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/local/combined_decision.hpp"
 
@@ -71,9 +72,16 @@ core::Decision leased(std::int64_t remaining) {
 
 }  // namespace
 
+namespace {
+StoreOptions with_clock(StoreOptions o) {
+  if (o.client.clock == nullptr) o.client.clock = &clock::steady_clock();
+  return o;
+}
+}  // namespace
+
 Store::Store(boost::asio::io_context& io, StoreOptions options)
     : io_(io),
-      options_(std::move(options)),
+      options_(with_clock(std::move(options))),
       client_(io, options_.client),
       script_{std::string(script_text())},
       breaker_(options_.breaker),

@@ -12,7 +12,6 @@
 
 #include "check_input.hpp"
 #include "common/limit_fields.hpp"
-#include "sluice/engine/snapshot.hpp"
 
 namespace sluice::server {
 namespace {
@@ -37,9 +36,22 @@ engine::Ask ask_of(const CheckInput& in) {
   return engine::InlineAsk{in.limit, in.key, in.cost, in.max_wait};
 }
 
+// The status of an ask the engine did not decide: a rule that does not exist is 404 on its own
+// path (GET /v1/check/{rule}), a full table of permits 503 (try again later), the rest 400.
+unsigned error_status(const engine::Outcome& out, bool rule_in_path) {
+  switch (out.error_kind) {
+    case engine::ErrorKind::kUnknownRule:
+      return rule_in_path ? 404 : 400;
+    case engine::ErrorKind::kExhausted:
+      return 503;
+    default:
+      return 400;
+  }
+}
+
 std::optional<InputError> error_of(const engine::Outcome& out) {
   if (out.verdict != engine::Verdict::kInvalid) return std::nullopt;
-  return InputError{out.error, std::string(out.error_field)};
+  return InputError{out.error, std::string(engine::error_field(out.error_kind))};
 }
 
 bool is_dry_run(const engine::Outcome& out) {
@@ -70,7 +82,7 @@ json::object decision_json(const engine::Outcome& out) {
 void add_headers(Reply& reply, const engine::Outcome& out) {
   LimitFields fields;
   limit_fields(out, fields);
-  const config::RuleSet& rules = out.snapshot->rules;
+  const config::RuleSet& rules = out.rules();
   for (auto& [name, value] : proto::http::ratelimit_field_pairs(
            fields, {rules.ratelimit_headers, rules.legacy_headers}, retry_after(out))) {
     reply.headers.emplace_back(std::string(name), std::move(value));
@@ -208,7 +220,7 @@ Reply post_check(engine::Loop& loop, std::string_view body, core::Nanos now) {
   ParsedCheck parsed = parse_check(object);
   if (parsed.error) return refuse(400, *parsed.error);
   return one(loop, std::move(parsed.input), now, [](const engine::Outcome& out) {
-    if (auto e = error_of(out)) return refuse(400, *e);
+    if (auto e = error_of(out)) return refuse(error_status(out, false), *e);
     Reply reply = json_reply(200, decision_json(out));
     add_headers(reply, out);
     return reply;
@@ -219,7 +231,7 @@ Reply get_check(engine::Loop& loop, std::string rule, std::string_view query, co
   ParsedCheck parsed = parse_check_query(std::move(rule), query);
   if (parsed.error) return refuse(400, *parsed.error);
   return one(loop, std::move(parsed.input), now, [](const engine::Outcome& out) {
-    if (auto e = error_of(out)) return refuse(e->field == "rule" ? 404 : 400, *e);
+    if (auto e = error_of(out)) return refuse(error_status(out, true), *e);
     const bool allowed = out.verdict == engine::Verdict::kAllow;
     Reply reply = allowed ? text_reply(204, {}, {}) : json_reply(429, decision_json(out));
     if (allowed) reply.delay = std::chrono::nanoseconds(out.delay);

@@ -1,8 +1,6 @@
 // limit_fields (limit_fields.hpp).
 #include "limit_fields.hpp"
 
-#include "sluice/engine/snapshot.hpp"
-
 namespace sluice::server {
 
 using engine::Applied;
@@ -13,11 +11,11 @@ using engine::Verdict;
 void limit_fields(const Outcome& out, LimitFields& fields) {
   fields.clear();
   for (const Applied& a : out.applied) {
-    if (!a.enforced || a.limit == nullptr) continue;
-    const Quota& q = a.limit->quota;
+    if (!a.enforced) continue;
+    const Quota& q = a.limit.quota;
     const core::Decision& d = a.decision;
     proto::http::LimitField f;
-    f.name = a.limit->name;
+    f.name = a.limit.name;
     f.quota = q.quota;
     f.window_seconds = q.window_seconds;
     f.burst = q.burst;

@@ -69,10 +69,10 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
   client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
   peer_ = peer_text(client_);
   forwarded_node_ = forwarded_node(peer_);
-  const auto snapshot = worker_.engine().snapshot();
-  timeouts_ = snapshot->rules.timeouts;
-  escaped_slashes_ = snapshot->rules.escaped_slashes;
-  bodies_ = snapshot->rules.bodies;
+  const config::RuleSet& rules = worker_.loop().rules();
+  timeouts_ = rules.timeouts;
+  escaped_slashes_ = rules.escaped_slashes;
+  bodies_ = rules.bodies;
   worker_.add(this);
   worker_.stats().open_connections.add(1);
 }
@@ -162,7 +162,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   Next next = Next::kClose;
   switch (outcome_.verdict) {
     case engine::Verdict::kAllow:
-      if (outcome_.route->upstream == nullptr) {
+      if (outcome_.upstream() == nullptr) {
         exchange_.decision = "respond";
         next = co_await respond_local(outcome_.status, outcome_.body, fields_, keep_alive);
         break;
@@ -195,7 +195,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
 }
 
 void ClientSession::write_limit_fields() {
-  const config::RuleSet& rules = outcome_.snapshot->rules;
+  const config::RuleSet& rules = outcome_.rules();
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
   fields_.clear();
@@ -206,7 +206,7 @@ void ClientSession::write_limit_fields() {
 }
 
 void ClientSession::finish_exchange(core::Nanos now) {
-  const config::RuleSet& rules = outcome_.snapshot->rules;
+  const config::RuleSet& rules = outcome_.rules();
   if (outcome_.dry_run_denied()) {
     // A dry-run rule would have refused it: said in the access log and on stderr (at most
     // once a second per loop, with the count passed over), as nginx logs limit_req_dry_run.
@@ -218,7 +218,7 @@ void ClientSession::finish_exchange(core::Nanos now) {
   if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
   worker_.stats().response(exchange_.status);
   log(exchange_, outcome_.client(), rules.access_log);
-  // The outcome's permits (and its snapshot) are held until here: the response is written.
+  // The outcome's permits (and its rules) are held until here: the response is written.
   worker_.loop().release(outcome_);
   outcome_.reset();
 }
@@ -228,8 +228,7 @@ Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
   exchange_.decision = "error";
   worker_.stats().response(status);
   co_await answer_error(status);
-  const auto snapshot = worker_.engine().snapshot();
-  log(exchange_, peer_, snapshot->rules.access_log);
+  log(exchange_, peer_, worker_.loop().rules().access_log);
   co_return Next::kClose;
 }
 

@@ -36,10 +36,10 @@ void read_framing(const Parser& p, Framing& framing, std::uint64_t& length) {
 Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   RequestParser& p = *parser_;
   if (!body_) body_ = std::make_unique<char[]>(kPieceBytes);
-  bodies_ = outcome_.snapshot->rules.bodies;
+  bodies_ = outcome_.rules().bodies;
   const ExtraFields extra = fields_;
   UpstreamPool& pool = worker_.pool();
-  UpstreamState& up = pool.state(*outcome_.route->upstream, outcome_.snapshot->version);
+  UpstreamState& up = pool.state(*outcome_.upstream(), outcome_.version());
   UpstreamRequest request;
   read_framing(p, request.framing, request.length);
   request.head_only = p.get().method() == http::verb::head;
@@ -52,7 +52,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   }
   // What is read of the body before an upstream is chosen goes out first, its memory part in
   // one write with the head.
-  const bool buffering = outcome_.route->route.request_buffering;
+  const bool buffering = outcome_.route()->request_buffering;
   if (!p.is_done()) {
     if (const error_code ec =
             co_await read_body_ahead(plan_body(buffering, bodies_, kPieceBytes))) {

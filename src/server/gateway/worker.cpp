@@ -72,7 +72,7 @@ void Worker::warn_dry_run(const engine::Outcome& outcome, core::Nanos now) {
   }
   for (const engine::Applied& a : outcome.applied) {
     if (a.enforced || a.decision.allowed || a.rule == nullptr) continue;
-    const std::string route = outcome.route != nullptr ? outcome.route->route.name : "-";
+    const std::string route = outcome.route() != nullptr ? outcome.route()->name : "-";
     std::fprintf(stderr,
                  "sluice: dry-run rule '%s' on route '%s' would have refused client %.*s "
                  "(%llu more since the last such line)\n",

@@ -16,15 +16,15 @@ constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 constexpr std::size_t kLoggedUserBytes = 64;
 
-// The snapshot is held, not referred to: a decision may move the loop to a newer one.
+// The rules are held, not referred to: a decision may move the loop to newer ones.
 struct Settings {
-  explicit Settings(Context& ctx) : snapshot(ctx.loop.snapshot()) {}
+  explicit Settings(Context& ctx) : rules(ctx.loop.shared_rules()) {}
   const config::RespSettings& operator*() const {
     static const config::RespSettings kDefaults;
-    return snapshot->rules.resp ? *snapshot->rules.resp : kDefaults;
+    return rules->resp ? *rules->resp : kDefaults;
   }
   const config::RespSettings* operator->() const { return &**this; }
-  std::shared_ptr<const engine::Snapshot> snapshot;
+  std::shared_ptr<const config::RuleSet> rules;
 };
 
 // Asks the engine about the peer's failures: cost 0 looks, cost 1 charges one.

@@ -12,7 +12,7 @@ namespace {
 void write_outcome(Context& ctx) {
   const engine::Outcome& out = ctx.outcome;
   if (out.verdict == engine::Verdict::kInvalid) {
-    if (out.error_field == "cost") {
+    if (out.error_kind == engine::ErrorKind::kBadCost) {
       return ctx.out.error("ERR invalid cost: too large for this rule");
     }
     return ctx.out.error("ERR " + out.error);

@@ -60,11 +60,11 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
     if (equals_nocase(args[j], "AUTH") && left >= 2) {
       // With resp.password_file/env: the configured user and password; without: like Redis's
       // default user with `nopass`, "default" with any password.
-      const auto snap = ctx.loop.snapshot();  // a copy, as in auth()
-      const bool configured = snap->rules.resp && !snap->rules.resp->password.empty();
+      const auto rules = ctx.loop.shared_rules();  // a copy, as in auth()
+      const bool configured = rules->resp && !rules->resp->password.empty();
       if (configured) {
         if (!auth_admitted(ctx, args[j + 1])) return;
-        if (!credentials_match(*snap->rules.resp, args[j + 1], args[j + 2])) {
+        if (!credentials_match(*rules->resp, args[j + 1], args[j + 2])) {
           return auth_failed(ctx, args[j + 1]);
         }
       } else if (!equals_nocase(args[j + 1], "default")) {
@@ -81,8 +81,8 @@ void hello(Context& ctx, std::span<const std::string_view> args) {
       return ctx.out.error("ERR Syntax error in HELLO option '" + std::string(args[j]) + "'");
     }
   }
-  const auto& snap = ctx.loop.snapshot();
-  if (snap->rules.resp && !snap->rules.resp->password.empty() && !ctx.client.authenticated) {
+  const auto rules = ctx.loop.shared_rules();
+  if (rules->resp && !rules->resp->password.empty() && !ctx.client.authenticated) {
     return ctx.out.error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
         "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "

@@ -138,9 +138,9 @@ class Listener {
     });
   }
 
-  // resp.max_clients of the loop's snapshot, so that a reload moves it.
+  // resp.max_clients of the loop's rules, so that a reload moves it.
   std::int64_t max_clients() {
-    const auto& resp = parts_->loop.snapshot()->rules.resp;
+    const auto& resp = parts_->loop.rules().resp;
     return resp ? resp->max_clients : config::RespSettings{}.max_clients;
   }
 
@@ -236,8 +236,8 @@ void RespServer::start() {
   {
     // Takes the engine's inline limit that counts AUTH failures now, before clients of the
     // decision API could fill every inline slot (auth_guard.cpp).
-    const auto snap = m.engine.snapshot();
-    const config::RespSettings resp = snap->rules.resp.value_or(config::RespSettings{});
+    const auto rules = m.engine.rules();
+    const config::RespSettings resp = rules->resp.value_or(config::RespSettings{});
     engine::Outcome warm;
     m.engine.decide(engine::InlineAsk{resp.auth_failure_limit(), "resp-auth", 0, 0},
                     clock::steady_clock().now(), warm);

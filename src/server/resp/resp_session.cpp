@@ -121,8 +121,8 @@ asio::awaitable<void> Session::run() {
 asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
                                        std::span<const std::string_view> args) {
   const std::string_view name = args[0];
-  const auto& snap = parts_.loop.snapshot();
-  const bool needs_auth = snap->rules.resp && !snap->rules.resp->password.empty();
+  const config::RuleSet& rules = parts_.loop.rules();
+  const bool needs_auth = rules.resp && !rules.resp->password.empty();
   if (needs_auth && !client_.authenticated && !is(name, "auth") && !is(name, "hello") &&
       !is(name, "quit")) {
     writer.error("NOAUTH Authentication required.");
@@ -139,7 +139,7 @@ asio::awaitable<void> Session::execute(proto::resp::ReplyWriter& writer,
   }
   if (client_.in_multi && !is(name, "quit")) {
     static const config::RespSettings kDefaults;  // no resp section: its defaults
-    queue(writer, args, snap->rules.resp ? *snap->rules.resp : kDefaults);
+    queue(writer, args, rules.resp ? *rules.resp : kDefaults);
     co_return;
   }
   co_await run_one(writer, args);
@@ -178,7 +178,7 @@ asio::awaitable<void> Session::run_one(proto::resp::ReplyWriter& writer,
     co_await parts_.loop.async_complete(outcome_, asio::use_awaitable);
     ctx.after(ctx);
   }
-  if (outcome_.snapshot) {
+  if (outcome_.in_use()) {
     parts_.loop.release(outcome_);
     outcome_.reset();
   }

@@ -153,13 +153,13 @@ void info(Context& ctx, std::span<const std::string_view> args) {
                          s.auth_refused.load(std::memory_order_relaxed)));
   }
   if (wants(sections, "sluice")) {
-    const table::TableStats t = s.engine.throttle_stats();
+    const engine::TableUse t = s.engine.throttle_use();
     section(text, "Sluice");
     field(text, "throttle_keys", std::to_string(t.keys));
     field(text, "throttle_capacity", std::to_string(t.capacity));
     field(text, "throttle_evictions", std::to_string(t.evictions));
     field(text, "throttle_memory_bytes", std::to_string(t.memory_bytes));
-    field(text, "check_rules", ctx.loop.snapshot()->compiled.empty() ? "none" : "configured");
+    field(text, "check_rules", ctx.loop.rules().rules.empty() ? "none" : "configured");
     counter(text, "auth_failures_refused", s.auth_refused);
     counter(text, "auth_connections_closed", s.auth_closed);
     counter(text, "queue_refused_commands", s.queue_refused);

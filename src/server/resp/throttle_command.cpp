@@ -44,22 +44,7 @@ core::Expected<engine::ThrottleAsk> parse_throttle_args(std::span<const std::str
     if (!v) return not_integer(args[i]);
     *fields[i - 2] = *v;
   }
-  // redis-cell refuses a zero rate; negative values it computes with, which would only make
-  // nonsense (a limit of 0, a TAT moving backwards), so they are refused here.
-  if (a.count == 0 || a.period == 0) {
-    return core::make_error("Cell error: Zero rates are not supported");
-  }
-  const std::pair<const char*, std::int64_t> checks[] = {{"max_burst", a.max_burst},
-                                                         {"count", a.count},
-                                                         {"period", a.period},
-                                                         {"quantity", a.quantity}};
-  for (const auto& [name, value] : checks) {
-    if (value >= 0) continue;
-    const bool zero_ok =
-        std::string_view(name) == "max_burst" || std::string_view(name) == "quantity";
-    return core::make_error("ERR invalid " + std::string(name) + " " + std::to_string(value) +
-                            (zero_ok ? ": must be 0 or more" : ": must be positive"));
-  }
+  // Zero and negative rates are the engine's to refuse (with redis-cell's words).
   return a;
 }
 

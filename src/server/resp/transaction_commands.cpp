@@ -55,9 +55,9 @@ bool credentials_match(const config::RespSettings& resp, std::string_view user,
 }
 
 void auth(Context& ctx, std::span<const std::string_view> args) {
-  // A copy: AUTH's own decision may move the loop to a newer snapshot.
-  const auto snap = ctx.loop.snapshot();
-  if (!snap->rules.resp || snap->rules.resp->password.empty()) {
+  // A copy: AUTH's own decision may move the loop to newer rules.
+  const auto rules = ctx.loop.shared_rules();
+  if (!rules->resp || rules->resp->password.empty()) {
     return ctx.out.error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
         "you sure your configuration is correct?");
@@ -67,7 +67,7 @@ void auth(Context& ctx, std::span<const std::string_view> args) {
   // A failed AUTH leaves the connection unauthenticated (as it always has here).
   ctx.client.authenticated = false;
   if (!auth_admitted(ctx, user)) return;
-  if (!credentials_match(*snap->rules.resp, user, password)) return auth_failed(ctx, user);
+  if (!credentials_match(*rules->resp, user, password)) return auth_failed(ctx, user);
   ctx.client.authenticated = true;
   ctx.out.simple("OK");
 }

@@ -102,7 +102,8 @@ RlsServer::~RlsServer() {
 
 void RlsServer::start() {
   if (impl_->server) return;
-  const auto& rls = impl_->engine.snapshot()->rules.rls;
+  const auto rules = impl_->engine.rules();
+  const auto& rls = rules->rls;
   const std::int64_t streams =
       rls ? rls->max_concurrent_streams : config::RlsSettings{}.max_concurrent_streams;
   try {

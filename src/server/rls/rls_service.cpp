@@ -6,8 +6,6 @@
 #include <limits>
 #include <vector>
 
-#include "sluice/engine/snapshot.hpp"
-
 namespace sluice::server::rls {
 namespace {
 
@@ -42,8 +40,8 @@ void to_response(const engine::Outcome& out, int descriptors, pb::RateLimitRespo
       status->set_code(pb::RateLimitResponse::OK);
       continue;
     }
-    const engine::CompiledLimit& limit = *a->limit;
-    if (!limit.table && !limit.remote) {  // unlimited
+    const engine::LimitView& limit = a->limit;
+    if (limit.unlimited) {
       status->set_code(pb::RateLimitResponse::OK);
       status->set_limit_remaining(kMaxRemaining);
       continue;
@@ -54,7 +52,7 @@ void to_response(const engine::Outcome& out, int descriptors, pb::RateLimitRespo
     status->set_limit_remaining(static_cast<std::uint32_t>(
         std::clamp<std::int64_t>(d.remaining, 0, static_cast<std::int64_t>(kMaxRemaining))));
     auto* current = status->mutable_current_limit();
-    const config::RlsRateLimit& rate = limit.rls->rate;
+    const config::RlsRateLimit& rate = *limit.rls;
     current->set_requests_per_unit(rate.requests_per_unit);
     current->set_unit(static_cast<pb::RateLimitResponse::RateLimit::Unit>(rate.unit));
     current->set_name(rate.name);
@@ -110,8 +108,8 @@ void Service::finish(const std::shared_ptr<Call>& call) {
   if (out.verdict == engine::Verdict::kInvalid) {
     // The service's own resources (the override tables) are an error; a request over
     // rls.max_descriptors is the caller's, refused with the code of gRPC's own size caps.
-    const bool exhausted = out.error_field == "exhausted";
-    const bool too_big = out.error_field == "max_descriptors";
+    const bool exhausted = out.error_kind == engine::ErrorKind::kExhausted;
+    const bool too_big = out.error_kind == engine::ErrorKind::kTooManyDescriptors;
     (exhausted ? failed_ : invalid_).fetch_add(1, std::memory_order_relaxed);
     status = grpc::Status(exhausted || too_big ? grpc::StatusCode::RESOURCE_EXHAUSTED
                                                : grpc::StatusCode::INVALID_ARGUMENT,

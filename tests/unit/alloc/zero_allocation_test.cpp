@@ -16,6 +16,7 @@
 
 #include "common/limit_fields.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/engine/engine.hpp"
 #include "sluice/engine/loop.hpp"
 
 namespace {

@@ -125,10 +125,10 @@ TEST(Engine, APolicyTellsTheRateOfAGcraLimit) {
   // Not q=101;w=1, which reads as 101 per second.
   EXPECT_EQ(header(decide(e, r.view(), 0), "RateLimit-Policy"),
             "\"api\";q=1000;w=1, \"api-burst\";q=101");
-  EXPECT_EQ(quota_of(e.snapshot()->rule("slow")->limit.spec).quota, 30);
-  EXPECT_EQ(quota_of(e.snapshot()->rule("slow")->limit.spec).window_seconds, 60);
-  EXPECT_EQ(quota_of(e.snapshot()->rule("odd")->limit.spec).quota, 12);  // 3 per 250 ms
-  EXPECT_EQ(quota_of(e.snapshot()->rule("odd")->limit.spec).window_seconds, 1);
+  EXPECT_EQ(quota_of(e.rules()->rule("slow")->limit).quota, 30);
+  EXPECT_EQ(quota_of(e.rules()->rule("slow")->limit).window_seconds, 60);
+  EXPECT_EQ(quota_of(e.rules()->rule("odd")->limit).quota, 12);  // 3 per 250 ms
+  EXPECT_EQ(quota_of(e.rules()->rule("odd")->limit).window_seconds, 1);
 }
 
 TEST(Engine, ADeniedRequestChargesNoRuleAndItsFieldsSaySo) {
@@ -285,7 +285,7 @@ TEST(Engine, ABadRuleSetIsRefusedAndTheOldOneKeepsServing) {
   Req r;
   r.query = "userId=alice";
   EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
-  EXPECT_EQ(e.snapshot()->version, 1u);
+  EXPECT_EQ(e.version(), 1u);
 }
 
 TEST(Engine, GlobalFirstThenPerUser) {
@@ -336,7 +336,7 @@ TEST(EngineCheck, ARuleByNameDecidesOneKeyAndDescribesIt) {
   EXPECT_EQ(header(third, "RateLimit"), "\"per-user\";r=0;t=1");
   const Outcome unknown = decide(e, RuleAsk{"no-such", "alice", 1}, 0);
   EXPECT_EQ(unknown.verdict, Verdict::kInvalid);
-  EXPECT_EQ(unknown.error_field, "rule");
+  EXPECT_EQ(unknown.error_kind, ErrorKind::kUnknownRule);
 }
 
 TEST(EngineCheck, TheCheckApiAndTheGatewayShareTheRulesState) {
@@ -368,7 +368,7 @@ TEST(EngineCheck, InlineLimitsGetATablePerSpecAndRefuseBadSpecs) {
             Verdict::kAllow);
   const Outcome bad = decide(e, InlineAsk{"gcra:rate=1/s", "k", 1, 0}, 0);
   EXPECT_EQ(bad.verdict, Verdict::kInvalid);
-  EXPECT_EQ(bad.error_field, "limit");
+  EXPECT_EQ(bad.error_kind, ErrorKind::kBadLimit);
   EXPECT_NE(bad.error.find("burst"), std::string::npos);
 }
 
@@ -386,6 +386,32 @@ TEST(EngineCheck, AConcurrencyPermitGoesAroundAcquireDeniedReleaseAcquire) {
   EXPECT_TRUE(e.release_lease(first.lease_token));
   EXPECT_FALSE(e.release_lease(first.lease_token)) << "a token gives its permit back once";
   EXPECT_EQ(decide(e, RuleAsk{"jobs", "batch", 1}, 0).verdict, Verdict::kAllow);
+}
+
+TEST(EngineCheck, ARuleHoldsAtMostMaxPermitsAndTheGaugeCountsThem) {
+  // concurrency 100 per key, but at most 3 permits held for the rule's callers in all.
+  Engine e(load(config("{name: all, match: {path_prefix: /}, upstream: app, rules: [jobs]}",
+                       "  jobs: {limit: \"concurrency:limit=100\", key: client_ip,"
+                       " max_permits: 3}\n")),
+           0);
+  std::vector<std::string> tokens;
+  for (const char* key : {"a", "b", "a"}) {
+    const Outcome held = decide(e, RuleAsk{"jobs", key, 1}, 0);
+    ASSERT_EQ(held.verdict, Verdict::kAllow) << key;
+    tokens.push_back(held.lease_token);
+  }
+  const Outcome full = decide(e, RuleAsk{"jobs", "c", 1}, 0);
+  EXPECT_EQ(full.verdict, Verdict::kInvalid);
+  EXPECT_EQ(full.error_kind, ErrorKind::kExhausted);
+  EXPECT_NE(full.error.find("max_permits"), std::string::npos) << full.error;
+  EXPECT_TRUE(full.lease_token.empty());
+  metrics::Registry registry;
+  const auto registered = e.register_metrics(registry);
+  EXPECT_NE(registry.text().find("sluice_permits_held{rule=\"jobs\"} 3"), std::string::npos)
+      << registry.text();
+  // The refused check took no permit of key c's: one given back makes room for it.
+  EXPECT_TRUE(e.release_lease(tokens.front()));
+  EXPECT_EQ(decide(e, RuleAsk{"jobs", "c", 1}, 0).verdict, Verdict::kAllow);
 }
 
 TEST(EngineCheck, APermitNeverGivenBackExpiresAtItsTtl) {

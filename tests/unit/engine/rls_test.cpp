@@ -94,20 +94,20 @@ Answer ask(Engine& e, const std::vector<Descriptor>& descriptors, core::Nanos no
   Answer a;
   a.verdict = out.verdict;
   a.error = out.error;
-  a.field = out.error_field;
+  a.field = error_field(out.error_kind);
   if (out.verdict == Verdict::kInvalid) return a;
   a.statuses.resize(descriptors.size());
   for (const Applied& ap : out.applied) {
     Status& s = a.statuses[ap.item];
-    if (!ap.limit->table && !ap.limit->remote) {
+    if (ap.limit.unlimited) {
       s.remaining = std::numeric_limits<std::uint32_t>::max();
       continue;
     }
     s.over = !ap.decision.allowed && ap.enforced;
     s.has_limit = true;
-    s.requests_per_unit = ap.limit->rls->rate.requests_per_unit;
-    s.unit = ap.limit->rls->rate.unit;
-    s.name = ap.limit->rls->rate.name;
+    s.requests_per_unit = ap.limit.rls->requests_per_unit;
+    s.unit = ap.limit.rls->unit;
+    s.name = ap.limit.rls->name;
     s.remaining = ap.decision.remaining;
     s.reset_seconds = core::ceil_seconds(ap.decision.reset_after);
   }
@@ -334,6 +334,25 @@ TEST(Rls, AClientOverrideReplacesTheConfiguredLimit) {
     if (x.field == "exhausted") exhausted = x.error;
   }
   EXPECT_NE(exhausted.find("distinct limit overrides"), std::string::npos);
+}
+
+TEST(Rls, AnOverrideKeptInRedisTakesTheRlsFailurePolicyAsConfiguredLimitsDo) {
+  // Redis cannot be asked here (Engine::decide answers by failure policy): redis.on_failure is
+  // open, rls.on_failure closed. docs/envoy-rls.md: RLS limits take rls.on_failure first; an
+  // override kept in Redis used to take redis.on_failure and be let through.
+  config::RuleSet rules = rules_of(kDomain);
+  rules.redis.emplace();
+  rules.redis->url = "redis://127.0.0.1:1";
+  rules.redis->defaults.on_failure = config::FailurePolicy::kOpen;
+  rules.rls->storage = config::Storage::kRedis;
+  rules.rls->on_failure = config::FailurePolicy::kClosed;
+  Engine e(rules, 0);
+  EXPECT_TRUE(ask(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over()) << "configured limit";
+  EXPECT_TRUE(ask(e, {{{"anything", "x"}}}, kT0, 0, "edge", {RlsOverride{100, 1}}).over())
+      << "override";
+  rules.rls->on_failure.reset();  // now redis.on_failure (open) for both
+  ASSERT_TRUE(e.apply(rules, 0).empty());
+  EXPECT_FALSE(ask(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over());
 }
 
 TEST(Rls, KeysAreUnambiguous) {

@@ -11,15 +11,16 @@
 
 #include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/reply.hpp"
-#include "sluice/clock/clocks.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/core/time.hpp"
 
 namespace sluice::backend::redis {
 
 struct ClientOptions {
   StoreUrl url;
-  // The time deadlines are measured in, injected by the loop that owns the client.
-  const core::Clock* clock = &clock::steady_clock();
+  // The time deadlines are measured in, injected by the loop that owns the client (null: the
+  // steady clock, filled in by the client, so that this header reads no clock).
+  const core::Clock* clock = nullptr;
   // Per command, from submit to the reply callback, redirects, retries and connect waits included.
   core::Nanos timeout = 50 * core::kNanosPerMilli;
   core::Nanos connect_timeout = 50 * core::kNanosPerMilli;

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "sluice/backend/redis/key_slot.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
 
 namespace sluice::backend::redis::detail {
@@ -25,7 +26,7 @@ constexpr core::Nanos kRetryDelay = 5 * core::kNanosPerMilli;
 
 ConnectionOptions connection_options(const ClientOptions& o) {
   ConnectionOptions c;
-  c.clock = o.clock;
+  c.clock = o.clock != nullptr ? o.clock : &clock::steady_clock();
   c.timeout = std::max<core::Nanos>(o.timeout, 1);
   c.connect_timeout = std::max<core::Nanos>(o.connect_timeout, 1);
   // A zero backoff would spin on a dead server.

@@ -36,6 +36,7 @@ struct CompiledLimit {
   spec::LimitSpec spec;
   Quota quota;
   std::optional<local::TableLimit> table;
+  std::size_t memory = 0;  // the table's budget
   std::shared_ptr<const backend::redis::RemoteLimit> remote;
   // An RLS limit: its rate_limit as configured (what a status reports) and its shadow mode.
   struct Rls {
@@ -45,6 +46,7 @@ struct CompiledLimit {
   std::optional<Rls> rls;
 
   bool in_redis() const { return remote != nullptr; }
+  bool unlimited() const { return !table && !remote; }
 };
 
 struct CompiledRule {

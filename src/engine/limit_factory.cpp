@@ -1,0 +1,104 @@
+// make_limit and LazyLimits (limit_factory.hpp).
+#include "limit_factory.hpp"
+
+#include <variant>
+
+#include "sluice/engine/quota.hpp"
+
+namespace sluice::engine::detail {
+namespace {
+
+backend::redis::FailurePolicy backend_policy(config::FailurePolicy p) {
+  switch (p) {
+    case config::FailurePolicy::kOpen:
+      return backend::redis::FailurePolicy::kOpen;
+    case config::FailurePolicy::kClosed:
+      return backend::redis::FailurePolicy::kClosed;
+    case config::FailurePolicy::kLocal:
+      return backend::redis::FailurePolicy::kLocal;
+  }
+  return backend::redis::FailurePolicy::kOpen;
+}
+
+bool same_options(const backend::redis::RemoteLimitOptions& a,
+                  const backend::redis::RemoteLimitOptions& b) {
+  return a.on_failure == b.on_failure && a.local_share == b.local_share && a.lease == b.lease &&
+         a.lease_ttl == b.lease_ttl && a.concurrency_lease_ttl == b.concurrency_lease_ttl &&
+         a.fallback_memory == b.fallback_memory;
+}
+
+// The previous limit's table, kept or retuned, when it can serve `spec` in `memory`.
+std::optional<local::TableLimit> kept_table(const CompiledLimit* previous,
+                                            const spec::LimitSpec& spec, std::size_t memory,
+                                            core::Nanos now) {
+  if (previous == nullptr || !previous->table || previous->memory != memory ||
+      previous->spec.params.index() != spec.params.index()) {
+    return std::nullopt;
+  }
+  local::TableLimit kept = *previous->table;
+  if (previous->spec.canonical != spec.canonical) {
+    std::visit(
+        [&](auto& table) {
+          using Params = typename std::decay_t<decltype(*table)>::Params;
+          table->retune(std::get<Params>(spec.params), now);
+        },
+        kept.table);
+    kept.spec = spec;
+  }
+  return kept;
+}
+
+}  // namespace
+
+backend::redis::RemoteLimitOptions remote_options(const config::RedisRuleOptions& o,
+                                                  core::Nanos permit_ttl) {
+  backend::redis::RemoteLimitOptions out;
+  out.on_failure = backend_policy(o.on_failure);
+  out.local_share = o.local_share;
+  out.lease = o.lease;
+  out.lease_ttl = o.lease_ttl;
+  out.concurrency_lease_ttl = permit_ttl;
+  return out;
+}
+
+core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec& spec,
+                                         const Placement& where, const CompiledLimit* previous,
+                                         core::Nanos now) {
+  CompiledLimit limit;
+  limit.spec = spec;
+  limit.quota = quota_of(spec);
+  if (where.redis) {
+    const std::string& in_redis = where.redis_name.empty() ? name : where.redis_name;
+    if (previous != nullptr && previous->remote && previous->spec.canonical == spec.canonical &&
+        previous->remote->name() == in_redis &&
+        same_options(previous->remote->options(), *where.redis)) {
+      limit.remote = previous->remote;  // its local fallback keeps its state
+    } else {
+      auto remote = backend::redis::RemoteLimit::make(in_redis, spec, *where.redis);
+      if (!remote) return core::make_error(remote.error());
+      limit.remote = *remote;
+    }
+  } else if (auto kept = kept_table(previous, spec, where.memory, now)) {
+    limit.table = std::move(*kept);
+  } else {
+    auto table = local::make_table_limit(spec, where.memory);
+    if (!table) return core::make_error(table.error());
+    limit.table = std::move(*table);
+  }
+  limit.memory = where.memory;
+  limit.name = std::move(name);
+  return limit;
+}
+
+LazyLimits::Got LazyLimits::get(std::string_view id,
+                                const std::function<core::Expected<CompiledLimit>()>& make) {
+  std::lock_guard lock(mutex_);
+  if (auto it = limits_.find(id); it != limits_.end()) return {it->second.get(), Miss::kNone, {}};
+  if (limits_.size() >= cap_) return {nullptr, Miss::kFull, {}};
+  auto made = make();
+  if (!made) return {nullptr, Miss::kFailed, made.error()};
+  auto kept = std::make_unique<const CompiledLimit>(std::move(made).value());
+  return {limits_.emplace(std::string(id), std::move(kept)).first->second.get(), Miss::kNone, {}};
+}
+
+}  // namespace sluice::engine::detail

@@ -1,0 +1,103 @@
+// Outcome (sluice/engine/outcome.hpp): what a frontend reads of it, and the permits it holds in
+// place.
+#include "sluice/engine/outcome.hpp"
+
+#include <memory>
+#include <new>
+
+#include "internal.hpp"
+
+namespace sluice::engine {
+
+static_assert(sizeof(local::Leases) <= HeldPermits::kBytes, "HeldPermits::kBytes too small");
+static_assert(alignof(local::Leases) <= 16, "HeldPermits' storage is 16-byte aligned");
+
+HeldPermits::HeldPermits() { new (storage_) local::Leases(); }
+
+HeldPermits::~HeldPermits() { std::destroy_at(&detail::OutcomeAccess::leases(*this)); }
+
+HeldPermits::HeldPermits(HeldPermits&& other) noexcept {
+  new (storage_) local::Leases(std::move(detail::OutcomeAccess::leases(other)));
+}
+
+HeldPermits& HeldPermits::operator=(HeldPermits&& other) noexcept {
+  if (this != &other) {
+    detail::OutcomeAccess::leases(*this) = std::move(detail::OutcomeAccess::leases(other));
+  }
+  return *this;
+}
+
+bool HeldPermits::empty() const {
+  return std::launder(reinterpret_cast<const local::Leases*>(storage_))->empty();
+}
+
+void HeldPermits::clear() { detail::OutcomeAccess::leases(*this).clear(); }
+
+std::string_view error_field(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNone:
+      return {};
+    case ErrorKind::kUnknownRule:
+      return "rule";
+    case ErrorKind::kBadLimit:
+      return "limit";
+    case ErrorKind::kBadCost:
+      return "cost";
+    case ErrorKind::kBadArguments:
+      return "arguments";
+    case ErrorKind::kBadQuantity:
+      return "quantity";
+    case ErrorKind::kBusy:
+      return "key";
+    case ErrorKind::kBadDomain:
+      return "domain";
+    case ErrorKind::kBadDescriptor:
+      return "descriptors";
+    case ErrorKind::kTooManyDescriptors:
+      return "max_descriptors";
+    case ErrorKind::kExhausted:
+      return "exhausted";
+  }
+  return {};
+}
+
+Outcome::~Outcome() = default;
+
+void Outcome::reset() {
+  verdict = Verdict::kAllow;
+  total = core::Decision{true, 0, -1, 0, 0, -1};
+  delay = 0;
+  applied.clear();
+  decided_by = -1;
+  missing_key = false;
+  status = 0;
+  body = {};
+  error_kind = ErrorKind::kNone;
+  error.clear();
+  lease_token.clear();
+  lease_ttl = 0;
+  route_ = nullptr;
+  permits_.clear();
+  remote_.reset();
+  client_ = CanonicalAddress();
+  snapshot_.reset();
+}
+
+bool Outcome::dry_run_denied() const {
+  for (const Applied& a : applied) {
+    if (!a.enforced && !a.decision.allowed) return true;
+  }
+  return false;
+}
+
+const config::RuleSet& Outcome::rules() const { return snapshot_->rules; }
+
+std::uint64_t Outcome::version() const { return snapshot_->version; }
+
+const config::Route* Outcome::route() const { return route_ != nullptr ? &route_->route : nullptr; }
+
+const config::Upstream* Outcome::upstream() const {
+  return route_ != nullptr ? route_->upstream : nullptr;
+}
+
+}  // namespace sluice::engine
