@@ -1,5 +1,6 @@
 // The scenario reader (sluice/simulate/scenario.hpp): YAML through yaml-cpp, every field checked
 // against its shape, every error as "WHERE:LINE: problem".
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -269,6 +270,9 @@ core::Expected<Scenario> parse_scenario(std::string_view yaml, const std::string
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
+  } catch (const YAML::DeepRecursion& e) {
+    return error(e.mark.line + 1,
+                 "YAML: nested " + std::to_string(e.depth()) + " levels deep (a scenario needs 3)");
   } catch (const YAML::Exception& e) {
     return error(e.mark.line + 1, "YAML: " + e.msg);
   }

@@ -38,7 +38,10 @@ void count(LimitSeries& series, const Arrival& a, const core::Decision& d, core:
     cell.delay_sum_us += delay_us;
     cell.delay_max_us = std::max(cell.delay_max_us, delay_us);
   }
-  const core::Nanos proceeds = core::saturating_add(a.t, d.delay);
+  // When it proceeds, by the delay as reported (whole µs, rounded up), so a float reference's
+  // 99.999999 ms and an exact 100 ms land in the same bucket.
+  const core::Nanos proceeds =
+      core::saturating_add(a.t, core::saturating_mul(delay_us, core::kNanosPerMicro));
   const auto pb = static_cast<std::size_t>(proceeds / bucket);
   if (pb >= max_buckets) {
     ++series.passed_late;
