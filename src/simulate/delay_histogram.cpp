@@ -1,4 +1,5 @@
-// DelayHistogram (sluice/simulate/delay_histogram.hpp): bucket = exponent and the next 6 bits.
+// DelayHistogram (sluice/simulate/delay_histogram.hpp): the delays kept, then buckets of the
+// exponent and the next 6 bits.
 #include "sluice/simulate/delay_histogram.hpp"
 
 #include <algorithm>
@@ -28,16 +29,35 @@ std::int64_t DelayHistogram::upper_edge(int bucket) {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(top, INT64_MAX));
 }
 
-void DelayHistogram::add(std::int64_t delay_us) {
+void DelayHistogram::count_in_buckets(std::int64_t delay_us) {
   ++counts_[static_cast<std::size_t>(bucket_of(delay_us))];
+}
+
+void DelayHistogram::add(std::int64_t delay_us) {
   ++count_;
   max_ = std::max(max_, delay_us);
+  if (!bucketed_ && kept_.size() < kKept) {
+    kept_.push_back(delay_us);
+    return;
+  }
+  if (!bucketed_) {
+    for (auto d : kept_) count_in_buckets(d);
+    kept_ = {};
+    bucketed_ = true;
+  }
+  count_in_buckets(delay_us);
 }
 
 std::int64_t DelayHistogram::quantile(double q) const {
   if (count_ == 0) return 0;
-  const auto rank = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_))));
+  const auto rank = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_))), 1, count_);
+  if (!bucketed_) {
+    std::vector<std::int64_t> sorted = kept_;
+    auto nth = sorted.begin() + (rank - 1);
+    std::nth_element(sorted.begin(), nth, sorted.end());
+    return *nth;
+  }
   std::int64_t seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += counts_[static_cast<std::size_t>(b)];

@@ -22,7 +22,8 @@ th,td{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}
 th:first-child,td:first-child{text-align:left}
 td.text{text-align:left}code{font-size:.95em}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#555;max-width:860px}
-.facts th{text-align:left;font-weight:normal;color:#555})";
+.facts th{text-align:left;font-weight:normal;color:#555}
+svg{max-width:100%;height:auto})";
 
 std::string cell(std::string_view text, bool text_cell = false) {
   return std::string(text_cell ? "<td class=\"text\">" : "<td>") + escape(text) + "</td>";

@@ -17,7 +17,7 @@ struct LimitSummary {
   std::int64_t denied = 0;
   std::int64_t delayed = 0;
   std::int64_t passed_late = 0;
-  // Delays of admitted requests, µs (percentiles within 1.6%, rounded up; max exact).
+  // Delays of admitted requests, µs, as DelayHistogram gives them.
   std::int64_t p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
 };
 
