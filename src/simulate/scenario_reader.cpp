@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <set>
 #include <span>
 
+#include "sluice/core/utf8.hpp"
 #include "sluice/simulate/scenario.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
@@ -120,34 +120,37 @@ Shape shape_of(const YAML::Node& node) {
                  "' (accepted: steady, poisson, burst, boundary, diurnal, flood)");
 }
 
-// One field of a source, into the source.
+// How each field of a source is read into it ("shape" is read first, on its own).
+struct FieldReader {
+  std::string_view field;
+  void (*read)(Source& s, const YAML::Node& v, std::string_view field);
+};
+constexpr std::array<FieldReader, 14> kFieldReaders{{
+    {"name", [](Source& s, const YAML::Node& v, std::string_view f) { s.name = name(v, f); }},
+    {"key", [](Source& s, const YAML::Node& v, std::string_view f) { s.key = name(v, f); }},
+    {"keys", [](Source& s, const YAML::Node& v,
+                std::string_view f) { s.keys = count(v, f, 1, kMaxKeysPerSource); }},
+    {"cost", [](Source& s, const YAML::Node& v,
+                std::string_view f) { s.cost = count(v, f, 1, 1'000'000'000); }},
+    {"start", [](Source& s, const YAML::Node& v, std::string_view f) { s.start = duration(v, f); }},
+    {"end", [](Source& s, const YAML::Node& v, std::string_view f) { s.end = duration(v, f); }},
+    {"rate", [](Source& s, const YAML::Node& v, std::string_view f) { s.rate = rate(v, f); }},
+    {"high", [](Source& s, const YAML::Node& v, std::string_view f) { s.rate = rate(v, f); }},
+    {"low", [](Source& s, const YAML::Node& v,
+               std::string_view f) { s.low = scalar(v, f) == "0" ? core::Rate{} : rate(v, f); }},
+    {"count", [](Source& s, const YAML::Node& v,
+                 std::string_view f) { s.count = count(v, f, 1, kMaxBurstCount); }},
+    {"at", [](Source& s, const YAML::Node& v, std::string_view f) { s.at = duration(v, f); }},
+    {"every", [](Source& s, const YAML::Node& v, std::string_view f) { s.every = duration(v, f); }},
+    {"gap", [](Source& s, const YAML::Node& v, std::string_view f) { s.gap = duration(v, f); }},
+    {"period",
+     [](Source& s, const YAML::Node& v, std::string_view f) { s.period = duration(v, f); }},
+}};
+
 void read_field(Source& s, const std::string& field, const YAML::Node& v) {
-  if (field == "name")
-    s.name = name(v, field);
-  else if (field == "key")
-    s.key = name(v, field);
-  else if (field == "keys")
-    s.keys = count(v, field, 1, kMaxKeysPerSource);
-  else if (field == "cost")
-    s.cost = count(v, field, 1, 1'000'000'000);
-  else if (field == "start")
-    s.start = duration(v, field);
-  else if (field == "end")
-    s.end = duration(v, field);
-  else if (field == "rate" || field == "high")
-    s.rate = rate(v, field);
-  else if (field == "low")
-    s.low = scalar(v, field) == "0" ? core::Rate{} : rate(v, field);
-  else if (field == "count")
-    s.count = count(v, field, 1, kMaxBurstCount);
-  else if (field == "at")
-    s.at = duration(v, field);
-  else if (field == "every")
-    s.every = duration(v, field);
-  else if (field == "gap")
-    s.gap = duration(v, field);
-  else if (field == "period")
-    s.period = duration(v, field);
+  for (const auto& r : kFieldReaders) {
+    if (r.field == field) r.read(s, v, field);
+  }
 }
 
 void check_source(const Source& s, const YAML::Node& node, const std::set<std::string>& given) {
@@ -267,6 +270,14 @@ core::Expected<Scenario> parse_scenario(std::string_view yaml, const std::string
   auto error = [&](int line, const std::string& message) {
     return core::make_error(where + ":" + std::to_string(std::max(line, 1)) + ": " + message);
   };
+  // YAML is UTF-8, and names and descriptions go into an HTML page: refuse other bytes here.
+  if (auto bad = core::invalid_utf8_at(yaml)) {
+    const std::string_view before = yaml.substr(0, *bad);
+    std::string_view line = yaml.substr(before.rfind('\n') + 1);  // npos + 1: the first line
+    line = line.substr(0, line.find('\n'));
+    return error(static_cast<int>(1 + std::count(before.begin(), before.end(), '\n')),
+                 "the line " + core::invalid_utf8_problem(line));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

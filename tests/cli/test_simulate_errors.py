@@ -140,3 +140,10 @@ def test_an_output_that_cannot_be_written_fails_before_the_run(sluice_bin, tmp_p
     where = str(tmp_path / "no-such-dir" / "x")
     fails(sluice_bin, flag, ["cannot write", "No such file"], "--scenario", "steady", flag, where)
     assert not os.path.exists(tmp_path / "no-such-dir")
+
+
+def test_a_scenario_file_that_is_not_utf8_names_the_line(sluice_bin, tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(GOOD.replace("name: a", "name: caf\xe9").encode("latin-1"))
+    fails(sluice_bin, f"{path}:3", ["not valid UTF-8", "0xE9", "offset 13"], "--scenario",
+          str(path))
