@@ -115,8 +115,8 @@ core::Expected<Plan> make_plan(const SimulateOptions& o) {
   auto bucket = duration_flag(o.bucket, "--bucket", fallback);
   if (!bucket) return core::make_error(bucket.error());
   p.run.bucket = *bucket;
-  auto size = simulate::check_size(p.limits.size(), p.scenario.sources.size(), p.run);
-  if (!size) return core::make_error("--bucket: " + size.error());
+  auto bounds = simulate::check_bounds(p.scenario, p.limits.size(), p.run);
+  if (!bounds) return core::make_error(bounds.error());
   return p;
 }
 

@@ -2,6 +2,8 @@
 // decides each one, so memory is the limits' key states plus the counters.
 #include "sluice/simulate/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sluice/core/int128.hpp"
@@ -82,23 +84,30 @@ core::Nanos default_bucket(core::Nanos duration) {
   }
 }
 
-core::Expected<bool> check_size(std::size_t limits, std::size_t sources, const RunOptions& o) {
+core::Expected<bool> check_bounds(const Scenario& sc, std::size_t limits, const RunOptions& o) {
   const auto buckets = static_cast<core::Int128>(buckets_for(o.duration, o.bucket));
-  const core::Int128 cells = static_cast<core::Int128>(limits) * sources * buckets * 2;
+  const core::Int128 cells = static_cast<core::Int128>(limits) * sc.sources.size() * buckets * 2;
   if (cells > kMaxCells) {
-    return core::make_error(std::to_string(static_cast<std::int64_t>(buckets)) + " buckets of " +
-                            core::format_duration(o.bucket) + " for " + std::to_string(limits) +
-                            " limits and " + std::to_string(sources) +
-                            " sources would need more than " + std::to_string(kMaxCells) +
-                            " counters: give a larger --bucket or a shorter --duration");
+    return core::make_error(
+        "--bucket: " + std::to_string(static_cast<std::int64_t>(buckets)) + " buckets of " +
+        core::format_duration(o.bucket) + " for " + std::to_string(limits) + " limits and " +
+        std::to_string(sc.sources.size()) + " sources would need more than " +
+        std::to_string(kMaxCells) + " counters: give a larger --bucket or a shorter --duration");
+  }
+  const double requests = expected_requests(sc, o.duration);
+  if (requests > kMaxRequests) {
+    return core::make_error(fmt::format(
+        "--duration: {} of this scenario sends about {:.3g} requests, more than {:.0f}: give a "
+        "shorter --duration or lower rates",
+        core::format_duration(o.duration), requests, kMaxRequests));
   }
   return true;
 }
 
 core::Expected<Result> run(const Scenario& sc, const std::vector<LimitUnderTest>& limits,
                            const RunOptions& o, const Hooks& hooks) {
-  if (auto size = check_size(limits.size(), sc.sources.size(), o); !size) {
-    return core::make_error(size.error());
+  if (auto bounds = check_bounds(sc, limits.size(), o); !bounds) {
+    return core::make_error(bounds.error());
   }
   Result r;
   r.duration = o.duration;

@@ -22,6 +22,30 @@ core::Nanos at_or_end(double seconds, core::Nanos end) {
 
 }  // namespace
 
+double expected_requests(const Scenario& sc, core::Nanos duration) {
+  double total = 0;
+  for (const Source& s : sc.sources) {
+    const core::Nanos end = std::min(s.end, duration);
+    if (end <= s.start) continue;
+    const double active = static_cast<double>(end - s.start) / 1e9;
+    const double low = s.low.count == 0 ? 0.0 : s.low.per_second();
+    switch (s.shape) {
+      case Shape::kDiurnal:
+        total += active * (low + s.rate.per_second()) / 2;
+        break;
+      case Shape::kBurst:
+      case Shape::kBoundary: {
+        const double rounds = s.every == 0 ? 1 : 1 + active / (static_cast<double>(s.every) / 1e9);
+        total += rounds * static_cast<double>(s.count) * (s.shape == Shape::kBoundary ? 2 : 1);
+        break;
+      }
+      default:
+        total += active * s.rate.per_second();
+    }
+  }
+  return total;
+}
+
 std::uint64_t Random::next() {
   std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

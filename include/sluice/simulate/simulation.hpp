@@ -71,16 +71,20 @@ struct Hooks {
   std::function<void(double done)> progress;  // the fraction of the run done, now and then
 };
 
-// Bounds on what a run keeps: limits side by side, and counters (limits × sources × buckets,
-// the tail of twice the run included: 2,000,000 are 96 MB).
+// Bounds on a run: limits side by side, counters kept (limits × sources × buckets, the tail
+// of twice the run included: 2,000,000 are 96 MB), and requests sent (a billion take about
+// 10 minutes through 4 limits: more is a typo in a rate or a duration).
 inline constexpr std::size_t kMaxLimits = 16;
 inline constexpr std::int64_t kMaxCells = 2'000'000;
+inline constexpr double kMaxRequests = 1e9;
 
 // The bucket for a run given none: the smallest of 1, 2, 5 × 10^k µs with at most 200 buckets.
 core::Nanos default_bucket(core::Nanos duration);
 
-// Refuses a run whose counters would pass kMaxCells, saying by how much.
-core::Expected<bool> check_size(std::size_t limits, std::size_t sources, const RunOptions& o);
+// Refuses a run whose counters would pass kMaxCells (naming --bucket) or whose scenario would
+// send more than kMaxRequests (naming --duration), saying by how much.
+core::Expected<bool> check_bounds(const Scenario& scenario, std::size_t limits,
+                                  const RunOptions& o);
 
 // Errors: the size check, or a request whose arithmetic overflows 64-bit time (naming it).
 core::Expected<Result> run(const Scenario& scenario, const std::vector<LimitUnderTest>& limits,

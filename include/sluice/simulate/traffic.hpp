@@ -39,6 +39,10 @@ class Random {
   std::uint64_t state_;
 };
 
+// About how many requests the scenario sends in [0, duration): the expected count of its
+// random sources, the exact count of the others.
+double expected_requests(const Scenario& scenario, core::Nanos duration);
+
 class Traffic {
  public:
   // Requests in [0, duration); a source's `end` past it is cut there.
