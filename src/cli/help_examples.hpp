@@ -20,6 +20,17 @@ inline constexpr const char* kReplayExample =
     "  (t_us,key,cost,allowed,delay_us,remaining,retry_after_us: the third request is denied,\n"
     "  retry after 100 ms.) Exit status 2 on a bad spec or line, naming it on stderr.";
 
+inline constexpr const char* kSimulateExample =
+    "Example:\n"
+    "  sluice simulate --scenario boundary --limit fixed-window:limit=10,window=1s \\\n"
+    "      --limit sliding-window:limit=10,window=1s --out report.html --csv series.csv\n"
+    "  scenario boundary: 200 requests in 10s from 1 source, bucket 50ms, seed 1, reject mode\n"
+    "  limit                               offered admitted   denied   share ...\n"
+    "  fixed-window:limit=10,window=1s         200      100      100   50.0% ...\n"
+    "  sliding-window:limit=10,window=1s       200       50      150   25.0% ...\n"
+    "  (report.html: plots of admitted against offered, queue delay and fairness.) Without\n"
+    "  --limit the scenario's own limits run; --list-scenarios lists the built-ins.";
+
 inline constexpr const char* kCheckConfigExample =
     "Example:\n"
     "  sluice check-config /etc/sluice/sluice.yaml && echo valid\n"

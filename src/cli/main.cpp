@@ -9,6 +9,7 @@
 #include "help_examples.hpp"
 #include "replay_command.hpp"
 #include "serve_command.hpp"
+#include "simulate_command.hpp"
 #include "sluice/version.hpp"
 
 namespace {
@@ -25,6 +26,38 @@ CLI::App* add_replay(CLI::App& app, sluice::cli::ReplayOptions& o) {
                   "memory budget of each limit's key table, e.g. 64MiB (default: exact, "
                   "unbounded)");
   cmd->footer(sluice::cli::kReplayExample);
+  return cmd;
+}
+
+CLI::App* add_simulate(CLI::App& app, sluice::cli::SimulateOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Synthetic traffic through limits side by side: a summary, an HTML report with plots, a CSV");
+  cmd->add_option("--scenario", o.scenario,
+                  "a built-in (steady, burst, boundary, poisson, diurnal, flood) or a YAML file "
+                  "(docs/simulate.md)");
+  cmd->add_option("--limit", o.limits,
+                  "ALGORITHM:param=value,... as replay takes it (repeatable; default: the "
+                  "scenario's)");
+  cmd->add_option("--duration", o.duration, "how long the traffic runs (default: the scenario's)");
+  cmd->add_option("--bucket", o.bucket, "the series' time step (default: about 200 over the run)");
+  cmd->add_option("--seed", o.seed, "of the random arrivals and keys (default 1)");
+  cmd->add_option("--mode", o.mode, "reject (default) or wait");
+  cmd->add_option("--max-wait", o.max_wait, "longest wait in wait mode (default: unbounded)");
+  cmd->add_option("--out", o.out, "write the HTML report here, e.g. report.html");
+  cmd->add_option("--csv", o.csv, "write the series here: a row per time step, limit and source");
+  cmd->add_option("--svg", o.svg,
+                  "write the plots as PREFIX-admitted.svg, -delay.svg, -fairness.svg");
+  cmd->add_option("--trace", o.trace, "write the generated requests as sluice replay reads them");
+  cmd->add_option("--progress", o.progress,
+                  "a progress bar on stderr: auto (on a terminal, runs over 0.5 s), always, never");
+  cmd->add_option("--plot", o.plot,
+                  "the admitted plot: cumulative (running totals, the default) or rate (per "
+                  "second)");
+  cmd->add_flag("--list-scenarios", o.list_scenarios, "list the built-in scenarios, then exit");
+  cmd->add_option("--print-scenario", o.print_scenario,
+                  "print a built-in scenario's YAML (a file to start from), then exit");
+  cmd->footer(sluice::cli::kSimulateExample);
   return cmd;
 }
 
@@ -90,6 +123,8 @@ int main(int argc, char** argv) {
 
   sluice::cli::ReplayOptions replay;
   auto* replay_cmd = add_replay(app, replay);
+  sluice::cli::SimulateOptions simulate;
+  auto* simulate_cmd = add_simulate(app, simulate);
   std::vector<std::string> config_files;
   std::string check_max_size;
   auto* check_cmd = add_check_config(app, config_files, check_max_size);
@@ -116,6 +151,12 @@ int main(int argc, char** argv) {
   }
 
   if (replay_cmd->parsed()) return sluice::cli::run_replay(replay, stdin, stdout, stderr);
+  if (simulate_cmd->parsed()) {
+    simulate.command = sluice::cli::shell_words(argc, argv);
+    simulate.generator = "sluice " + std::string(sluice::version()) + " (commit " +
+                         std::string(sluice::git_commit()) + ")";
+    return sluice::cli::run_simulate(simulate, stdout, stderr);
+  }
   if (check_cmd->parsed()) {
     return sluice::cli::run_check_config(config_files, check_max_size, stdout, stderr);
   }

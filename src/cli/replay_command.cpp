@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "limit_flags.hpp"
 #include "sluice/backend/redis/replay_store.hpp"
 #include "sluice/core/byte_size.hpp"
 #include "sluice/core/expected.hpp"
@@ -115,22 +116,6 @@ int replay_through_redis(const backend::redis::StoreUrl& url,
   return 0;
 }
 
-// One --limit, refused when it cannot replay in this mode.
-core::Expected<spec::LimitSpec> read_limit(const std::string& text, bool wait) {
-  auto s = spec::parse_limit_spec(text);
-  if (!s) return core::make_error("--limit '" + text + "': " + s.error());
-  if (s->wait == spec::WaitSupport::kNotTimeBased) {
-    return core::make_error(
-        "--limit '" + text +
-        "': concurrency limits cannot be replayed (a trace has no request ends)");
-  }
-  if (wait && s->wait == spec::WaitSupport::kRejectOnly) {
-    return core::make_error("--limit '" + text + "': " + s->algorithm +
-                            " decides in reject mode only; --mode wait does not apply");
-  }
-  return *s;
-}
-
 // The trace through limits kept in this process.
 int replay_locally(const ReplayOptions& o, const std::vector<spec::LimitSpec>& specs,
                    core::Nanos max_wait, replay::TraceReader& reader, Output& output, std::FILE* in,
@@ -180,17 +165,10 @@ int replay_locally(const ReplayOptions& o, const std::vector<spec::LimitSpec>& s
 
 int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE* err) {
   if (o.limits.empty()) return fail(err, "--limit: at least one limit is required");
-  if (o.mode != "reject" && o.mode != "wait") {
-    return fail(err, "--mode: '" + o.mode + "' is not a mode (accepted: reject, wait)");
-  }
+  auto patience = read_max_wait(o.mode, o.max_wait);
+  if (!patience) return fail(err, patience.error());
   const bool wait = o.mode == "wait";
-  core::Nanos max_wait = wait ? core::kForever : 0;
-  if (!o.max_wait.empty()) {
-    if (!wait) return fail(err, "--max-wait: applies only with --mode wait");
-    auto d = core::parse_duration(o.max_wait);
-    if (!d) return fail(err, "--max-wait: " + d.error());
-    max_wait = *d;
-  }
+  const core::Nanos max_wait = *patience;
   std::optional<backend::redis::StoreUrl> redis_url;
   if (o.store != "local") {
     auto url = backend::redis::parse_store_url(o.store);
@@ -205,7 +183,7 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
 
   std::vector<spec::LimitSpec> specs;
   for (const auto& text : o.limits) {
-    auto s = read_limit(text, wait);
+    auto s = read_limit(text, wait, "--limit");
     if (!s) return fail(err, s.error());
     specs.push_back(*s);
   }
