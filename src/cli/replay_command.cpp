@@ -2,12 +2,14 @@
 #include "replay_command.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <optional>
 
 #include "limit_flags.hpp"
 #include "sluice/backend/redis/replay_store.hpp"
+#include "sluice/clock/clocks.hpp"
 #include "sluice/core/byte_size.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/core/time.hpp"
@@ -72,7 +74,9 @@ int replay_through_redis(const backend::redis::StoreUrl& url,
   };
   std::optional<backend::redis::ReplayStore> store;
   try {
-    store.emplace(url, specs, max_wait);
+    // Unique per run: this process and the wall time.
+    store.emplace(url, specs, max_wait,
+                  std::to_string(::getpid()) + "-" + std::to_string(clock::system_clock().now()));
   } catch (const std::exception& e) {
     return fail(err, std::string("--store: ") + e.what());
   }

@@ -35,6 +35,9 @@ namespace asio = boost::asio;
 
 namespace {
 
+// The clocks serve hands every listener: the only place below main that picks them.
+const core::Clocks kClocks{&clock::steady_clock(), &clock::system_clock()};
+
 // How long a graceful shutdown waits for requests in flight before dropping them.
 constexpr auto kDrainTime = std::chrono::seconds(10);
 constexpr auto kDrainPoll = std::chrono::milliseconds(20);
@@ -144,7 +147,7 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
   try {
     if (l.gateway) {
       out.gateway = std::make_unique<server::Gateway>(
-          engine, server::GatewayOptions{*l.gateway, workers, &registry});
+          engine, server::GatewayOptions{*l.gateway, workers, &registry, kClocks});
     }
     if (l.resp) {
       what = "resp";
@@ -153,6 +156,7 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
           workers > 0 ? workers
                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       resp_options.registry = &registry;
+      resp_options.clocks = kClocks;
       out.resp = std::make_unique<server::RespServer>(io, *l.resp, engine, std::move(resp_options));
       out.resp->start();
       std::fprintf(err, "sluice serve: resp listening on %s\n",
@@ -160,8 +164,8 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
     }
     if (l.grpc) {
       what = "grpc";
-      out.rls =
-          std::make_unique<server::RlsServer>(config::format_endpoint(*l.grpc), engine, &registry);
+      out.rls = std::make_unique<server::RlsServer>(config::format_endpoint(*l.grpc), engine,
+                                                    &registry, kClocks);
       out.rls->start();
       config::Endpoint bound = *l.grpc;
       bound.port = static_cast<std::uint16_t>(out.rls->port());
@@ -264,7 +268,8 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
       clock::steady_clock());
   server::AdminServer admin(
       io, *engine, control,
-      server::AdminOptions{listeners->admin, listeners->check, options.admin_insecure}, registry);
+      server::AdminOptions{listeners->admin, listeners->check, options.admin_insecure, kClocks},
+      registry);
   try {
     admin.start();
   } catch (const server::AdminRefused& e) {

@@ -27,6 +27,13 @@ class CachedClock final : public Clock {
   std::atomic<Nanos> now_;
 };
 
+// The clocks an edge (`sluice serve`) hands its listeners: steady for decisions, deadlines and
+// body pacing; wall for log lines and limits whose windows start at Unix times (Envoy RLS).
+struct Clocks {
+  const Clock* steady = nullptr;
+  const Clock* wall = nullptr;
+};
+
 // A clock that moves only when told to: tests and trace replays.
 class ManualClock final : public Clock {
  public:

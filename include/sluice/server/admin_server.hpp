@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 
@@ -49,6 +50,7 @@ struct AdminOptions {
   std::optional<config::Endpoint> check;
   // `serve --admin-insecure`: the admin listener may be off loopback without a token.
   bool insecure = false;
+  core::Clocks clocks;  // the steady one is required: the decision API's loop
 };
 
 // The config forbids serving it as asked: the admin token cannot be read, or the admin

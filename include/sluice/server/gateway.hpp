@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 
@@ -20,6 +21,7 @@ struct GatewayOptions {
   int workers = 0;          // event loops; 0: one per hardware thread
   // Where the gateway's and its loops' Redis counters are registered (may be null).
   metrics::Registry* registry = nullptr;
+  core::Clocks clocks;  // both required: each loop's time, and the access log's
 };
 
 class Gateway {

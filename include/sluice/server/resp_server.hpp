@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/proto/resp/request_parser.hpp"
@@ -32,6 +33,7 @@ struct RespServerOptions {
   int workers = 1;                        // own event loops; 0: run on the io_context given
   proto::resp::ParserLimits limits;       // caps on what one client command may hold
   metrics::Registry* registry = nullptr;  // where its counters go (may be null)
+  core::Clocks clocks;                    // the steady one is required: each loop's time
 };
 
 class RespServer {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/metrics/registry.hpp"
 
@@ -22,7 +23,10 @@ class RlsServer {
   // `listen_addr`: "127.0.0.1:8081", "[::1]:8081", "localhost:8081", ":8081" (all addresses);
   // port 0 picks a free one. `engine` (and `registry`, when given) must outlive the server.
   // Nothing is bound until start().
-  RlsServer(std::string listen_addr, engine::Engine& engine, metrics::Registry* registry = nullptr);
+  // `clocks`: wall for the windows (envoyproxy/ratelimit's start at Unix times), steady for
+  // the stream gate's counts.
+  RlsServer(std::string listen_addr, engine::Engine& engine, metrics::Registry* registry,
+            core::Clocks clocks);
   ~RlsServer();  // stop()
   RlsServer(const RlsServer&) = delete;
   RlsServer& operator=(const RlsServer&) = delete;

@@ -19,7 +19,7 @@ constexpr core::Nanos kReplayTimeout = 30 * core::kNanosPerSecond;
 }  // namespace
 
 ReplayStore::ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>& specs,
-                         core::Nanos max_wait)
+                         core::Nanos max_wait, std::string_view run)
     : script_{std::string(script_text())}, cluster_(url.cluster), max_wait_(max_wait) {
   ClientOptions options;
   options.url = url;
@@ -27,9 +27,7 @@ ReplayStore::ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>
   options.connect_timeout = 2 * core::kNanosPerSecond;
   client_ = std::make_unique<Client>(io_, options);
   for (const auto& s : specs) limits_.push_back(script_limit(s));
-  // Unique per run: a replay never meets the states of another (they expire on their own).
-  const auto stamp = std::chrono::system_clock::now().time_since_epoch().count();
-  prefix_ = fmt::format("sluice:replay:{}-{}:", ::getpid(), stamp);
+  prefix_ = fmt::format("sluice:replay:{}:", run);
 }
 
 ReplayStore::~ReplayStore() {

@@ -75,7 +75,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         control(c),
         options(std::move(opts)),
         registry(r),
-        clock(io),
+        clock(io, *options.clocks.steady),
         loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)) {
     if (options.listen) {
       admin = std::make_unique<Listener>(io);

@@ -6,14 +6,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include "sluice/clock/clocks.hpp"
+#include "sluice/core/clock.hpp"
 
 namespace sluice::server {
 
 class LoopClock final : public core::Clock {
  public:
-  explicit LoopClock(boost::asio::io_context& io, const core::Clock& source = clock::steady_clock())
-      : io_(io), source_(source) {}
+  LoopClock(boost::asio::io_context& io, const core::Clock& source) : io_(io), source_(source) {}
 
   // The loop's thread only. A pass ends when the handlers that were ready together have run:
   // the reset is posted behind them.

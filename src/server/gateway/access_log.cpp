@@ -26,9 +26,7 @@ void AccessLog::open(std::string_view destination) {
 
 void AccessLog::write(std::string_view destination, const AccessRecord& r) {
   if (destination.empty()) return;
-  const auto now = std::chrono::system_clock::now();
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::int64_t ms = wall_.now() / core::kNanosPerMilli;
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);

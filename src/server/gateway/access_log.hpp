@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/core/clock.hpp"
+
 namespace sluice::server::gateway {
 
 // The fields of one line, in the order they are written:
@@ -26,7 +28,8 @@ struct AccessRecord {
 // Thread-safe: every worker loop writes through one instance.
 class AccessLog {
  public:
-  AccessLog() = default;
+  // `wall`: the time each line is stamped with.
+  explicit AccessLog(const core::Clock& wall) : wall_(wall) {}
   ~AccessLog();
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
@@ -37,6 +40,7 @@ class AccessLog {
  private:
   void open(std::string_view destination);
 
+  const core::Clock& wall_;
   std::mutex mu_;
   std::string destination_;
   std::FILE* file_ = nullptr;

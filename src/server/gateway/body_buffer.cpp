@@ -112,12 +112,10 @@ void BodyBuffer::reset() {
   error_.clear();
 }
 
-void warn_spill_failed(const BodyBuffer& body) {
+void warn_spill_failed(const BodyBuffer& body, core::Nanos now_ns) {
   static std::atomic<std::int64_t> last{std::numeric_limits<std::int64_t>::min() / 2};
   static std::atomic<std::uint64_t> unsaid{0};
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now = now_ns / core::kNanosPerSecond;
   std::int64_t then = last.load(std::memory_order_relaxed);
   if (now - then < 10 || !last.compare_exchange_strong(then, now, std::memory_order_relaxed)) {
     unsaid.fetch_add(1, std::memory_order_relaxed);

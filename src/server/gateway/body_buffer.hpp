@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/core/time.hpp"
+
 namespace sluice::server::gateway {
 
 class BodyBuffer {
@@ -61,6 +63,6 @@ class BodyBuffer {
 
 // One line on stderr saying that a body could not be buffered in a file and is streamed, at
 // most once every 10 s in the process, with the count passed over since the last line.
-void warn_spill_failed(const BodyBuffer& body);
+void warn_spill_failed(const BodyBuffer& body, core::Nanos now);
 
 }  // namespace sluice::server::gateway

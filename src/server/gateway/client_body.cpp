@@ -6,7 +6,7 @@
 
 #include "client_session.hpp"
 #include "http_io.hpp"
-#include "sluice/clock/clocks.hpp"
+#include "worker.hpp"
 
 namespace sluice::server::gateway {
 
@@ -19,7 +19,7 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_piece(
 
 Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(char* data,
                                                                                std::size_t size) {
-  core::Nanos now = clock::CoarseClock::read();
+  core::Nanos now = worker_.clock().now();
   if (!body_pace_.started()) body_pace_ = BodyPace(timeouts_.body, bodies_.min_rate, now);
   client_watch_.expires_after(
       std::chrono::nanoseconds(std::max<core::Nanos>(0, body_pace_.deadline() - now)));
@@ -27,7 +27,7 @@ Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_request_into(c
   auto result = co_await read_body_piece(client_, client_buffer_, *parser_, data, size);
   reading_body_ = false;
   client_watch_.disarm();
-  body_pace_.got(result.second, clock::CoarseClock::read());
+  body_pace_.got(result.second, worker_.clock().now());
   co_return result;
 }
 
@@ -48,7 +48,7 @@ Awaitable<error_code> ClientSession::read_body_ahead(const BodyPlan& plan) {
       if (ec) co_return ec;
       if (!held_.spill({body_.get(), got})) {
         // Better streamed than refused: what is held goes first, the rest as it comes.
-        warn_spill_failed(held_);
+        warn_spill_failed(held_, worker_.clock().now());
         break;
       }
     }

@@ -49,7 +49,7 @@ int head_error_status(const error_code& ec, const Parser& parser) {
 ClientSession::ClientSession(Worker& worker, Socket socket)
     : worker_(worker),
       client_(std::move(socket)),
-      client_watch_(client_.get_executor(),
+      client_watch_(client_.get_executor(), worker_.clock(),
                     [this] {
                       error_code ignored;
                       if (reading_body_) {
@@ -60,7 +60,7 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
                         client_.close(ignored);
                       }
                     }),
-      upstream_watch_(client_.get_executor(), [this] {
+      upstream_watch_(client_.get_executor(), worker_.clock(), [this] {
         upstream_timed_out_ = true;
         error_code ignored;
         if (upstream_io_ != nullptr) upstream_io_->close(ignored);

@@ -19,7 +19,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct Gateway::Impl {
-  explicit Impl(engine::Engine& e) : engine(e) {}
+  Impl(engine::Engine& e, const core::Clock& wall) : engine(e), log(wall) {}
   engine::Engine& engine;
   gateway::AccessLog log;
   std::vector<std::unique_ptr<gateway::Worker>> workers;
@@ -55,19 +55,19 @@ std::vector<tcp::endpoint> bind_addresses(const config::Endpoint& listen) {
 }  // namespace
 
 Gateway::Gateway(engine::Engine& engine, GatewayOptions options)
-    : impl_(std::make_unique<Impl>(engine)) {
+    : impl_(std::make_unique<Impl>(engine, *options.clocks.wall)) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t n = options.workers > 0 ? static_cast<std::size_t>(options.workers) : hw;
   std::string last_error = "no address";
   for (tcp::endpoint address : bind_addresses(options.listen)) {
     try {
-      impl_->workers.push_back(
-          std::make_unique<gateway::Worker>(engine, impl_->log, address, options.registry));
+      impl_->workers.push_back(std::make_unique<gateway::Worker>(
+          engine, impl_->log, address, options.registry, *options.clocks.steady));
       // Port 0 picked a port: every other loop binds that one.
       address.port(impl_->workers.front()->local_endpoint().port());
       while (impl_->workers.size() < n) {
-        impl_->workers.push_back(
-            std::make_unique<gateway::Worker>(engine, impl_->log, address, options.registry));
+        impl_->workers.push_back(std::make_unique<gateway::Worker>(
+            engine, impl_->log, address, options.registry, *options.clocks.steady));
       }
       if (options.registry != nullptr) {
         impl_->metrics = options.registry->add([impl = impl_.get()](metrics::Sink& sink) {

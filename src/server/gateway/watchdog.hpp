@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "loop_types.hpp"
-#include "sluice/clock/clocks.hpp"
+#include "sluice/core/clock.hpp"
 
 namespace sluice::server::gateway {
 
@@ -21,17 +21,17 @@ class Watchdog {
   using Clock = std::chrono::steady_clock;
 
   // `on_expire` runs on the timer's executor when a deadline passes (it closes a socket).
-  Watchdog(const Executor& ex, std::function<void()> on_expire)
-      : timer_(ex), on_expire_(std::move(on_expire)) {}
+  // `clock`: the loop's (steady, the epoch of the timer's steady_clock), cached per pass.
+  Watchdog(const Executor& ex, const core::Clock& clock, std::function<void()> on_expire)
+      : timer_(ex), clock_(clock), on_expire_(std::move(on_expire)) {}
 
   // The object whose lifetime the pending wait extends (the session owning this watchdog).
   void set_owner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
 
-  // A deadline `d` from now.
-  // Now is the kernel's coarse monotonic time (same epoch as steady_clock, a tick behind at
-  // most): a deadline comes a few ms early at worst, for a clock read that costs nothing.
+  // A deadline `d` from now: the loop's time, read once a pass, so a deadline comes at most a
+  // pass early, for a clock read that costs nothing.
   void expires_after(Clock::duration d) {
-    deadline_ = Clock::time_point(std::chrono::nanoseconds(clock::CoarseClock::read())) + d;
+    deadline_ = Clock::time_point(std::chrono::nanoseconds(clock_.now())) + d;
     if (!waiting_ || deadline_ < timer_.expiry()) arm(owner_.lock());
   }
 
@@ -54,7 +54,7 @@ class Watchdog {
           if (g != generation_) return;
           waiting_ = false;
           if (ec || deadline_ == Clock::time_point::max()) return;
-          if (Clock::now() < deadline_) {
+          if (Clock::time_point(std::chrono::nanoseconds(clock_.now())) < deadline_) {
             arm(owner);
             return;
           }
@@ -64,6 +64,7 @@ class Watchdog {
   }
 
   Timer timer_;
+  const core::Clock& clock_;
   std::function<void()> on_expire_;
   std::weak_ptr<void> owner_;
   Clock::time_point deadline_ = Clock::time_point::max();

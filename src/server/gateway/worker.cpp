@@ -24,7 +24,7 @@ Awaitable<void> run_session(std::shared_ptr<ClientSession> session) { co_await s
 }  // namespace
 
 Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& address,
-               metrics::Registry* registry)
+               metrics::Registry* registry, const core::Clock& source)
     : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(1)) {
   acceptor_ = std::make_unique<Acceptor>(io_->get_executor());
   acceptor_->open(address.protocol());
@@ -40,7 +40,7 @@ Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& addr
   acceptor_->bind(address);
   acceptor_->listen(asio::socket_base::max_listen_connections);
   local_ = acceptor_->local_endpoint();
-  clock_ = std::make_unique<LoopClock>(*io_);
+  clock_ = std::make_unique<LoopClock>(*io_, source);
   loop_ = std::make_unique<engine::Loop>(engine_, *io_, registry, clock_.get());
 }
 

@@ -23,9 +23,10 @@ class ClientSession;
 class Worker {
  public:
   // Binds and listens on `address` (throws boost::system::system_error when it cannot).
-  // `registry`: where the loop's Redis store is counted (may be null).
+  // `registry`: where the loop's Redis store is counted (may be null); `source`: the clock the
+  // loop reads once a pass.
   Worker(engine::Engine& engine, AccessLog& log, const boost::asio::ip::tcp::endpoint& address,
-         metrics::Registry* registry);
+         metrics::Registry* registry, const core::Clock& source);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

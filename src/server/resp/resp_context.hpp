@@ -22,6 +22,7 @@ struct ServerState {
 
   engine::Engine& engine;
   proto::resp::ParserLimits limits;
+  const core::Clock& clock;  // each loop's source (steady)
   core::Nanos started;
   std::uint16_t port = 0;
   std::atomic<std::uint64_t> next_client_id{1};

@@ -18,7 +18,6 @@
 #include "common/listener_admission.hpp"
 #include "resp_context.hpp"
 #include "resp_session.hpp"
-#include "sluice/clock/clocks.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::server {
@@ -29,7 +28,7 @@ using tcp = asio::ip::tcp;
 namespace resp {
 
 ServerState::ServerState(engine::Engine& e, const RespServerOptions& o, core::Nanos now)
-    : engine(e), limits(o.limits), started(now) {}
+    : engine(e), limits(o.limits), clock(*o.clocks.steady), started(now) {}
 
 namespace {
 
@@ -80,7 +79,7 @@ class Listener {
            metrics::Registry* metrics)
       : io_(io),
         state_(std::move(state)),
-        parts_(std::make_unique<LoopParts>(state_->engine, io, metrics)),
+        parts_(std::make_unique<LoopParts>(state_->engine, io, metrics, state_->clock)),
         acceptor_(io),
         registry_(std::make_shared<SessionRegistry>()) {
     acceptor_.open(at.protocol());
@@ -213,7 +212,8 @@ void RespServer::start() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
   if (m.started) return;
-  m.state = std::make_shared<resp::ServerState>(m.engine, m.options, clock::steady_clock().now());
+  m.state =
+      std::make_shared<resp::ServerState>(m.engine, m.options, m.options.clocks.steady->now());
   tcp::endpoint at = resp::bind_address(m.listen);
   const std::size_t loops = m.options.workers > 0 ? static_cast<std::size_t>(m.options.workers) : 1;
   try {
@@ -240,7 +240,7 @@ void RespServer::start() {
     const config::RespSettings resp = rules->resp.value_or(config::RespSettings{});
     engine::Outcome warm;
     m.engine.decide(engine::InlineAsk{resp.auth_failure_limit(), "resp-auth", 0, 0},
-                    clock::steady_clock().now(), warm);
+                    m.options.clocks.steady->now(), warm);
   }
   m.state->port = m.local.port();
   if (m.options.registry != nullptr) {

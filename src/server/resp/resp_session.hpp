@@ -36,8 +36,9 @@ struct SessionRegistry {
 // What one event loop gives its sessions: its clock and its engine. Outlives them (the
 // listener owns it and closes every session before it goes).
 struct LoopParts {
-  LoopParts(engine::Engine& e, boost::asio::io_context& io, metrics::Registry* registry)
-      : clock(io), loop(e, io, registry, &clock) {}
+  LoopParts(engine::Engine& e, boost::asio::io_context& io, metrics::Registry* registry,
+            const core::Clock& source)
+      : clock(io, source), loop(e, io, registry, &clock) {}
   LoopClock clock;
   engine::Loop loop;
 };

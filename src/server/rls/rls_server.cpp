@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "rls_service.hpp"
-#include "sluice/clock/clocks.hpp"
 #include "stream_gate.hpp"
 
 namespace sluice::server {
@@ -62,11 +61,12 @@ constexpr metrics::Family kCut{
 }  // namespace
 
 struct RlsServer::Impl {
-  Impl(std::string listen, engine::Engine& e, metrics::Registry* registry)
+  Impl(std::string listen, engine::Engine& e, metrics::Registry* registry, core::Clocks c)
       : address(std::move(listen)),
         engine(e),
+        clocks(c),
         // Windows start where envoyproxy/ratelimit's do: at whole Unix seconds, minutes, ...
-        clock(io, clock::system_clock()),
+        clock(io, *clocks.wall),
         loop(e, io, registry, &clock),
         service(io, loop, clock) {
     if (registry != nullptr) {
@@ -79,6 +79,7 @@ struct RlsServer::Impl {
 
   std::string address;
   engine::Engine& engine;
+  core::Clocks clocks;
   asio::io_context io{1};
   LoopClock clock;
   engine::Loop loop;
@@ -92,8 +93,9 @@ struct RlsServer::Impl {
   metrics::Registry::Registration metrics;
 };
 
-RlsServer::RlsServer(std::string listen_addr, engine::Engine& engine, metrics::Registry* registry)
-    : impl_(std::make_unique<Impl>(std::move(listen_addr), engine, registry)) {}
+RlsServer::RlsServer(std::string listen_addr, engine::Engine& engine, metrics::Registry* registry,
+                     core::Clocks clocks)
+    : impl_(std::make_unique<Impl>(std::move(listen_addr), engine, registry, clocks)) {}
 
 RlsServer::~RlsServer() {
   stop();
@@ -107,8 +109,8 @@ void RlsServer::start() {
   const std::int64_t streams =
       rls ? rls->max_concurrent_streams : config::RlsSettings{}.max_concurrent_streams;
   try {
-    impl_->gate =
-        std::make_unique<rls::StreamGate>(bind_address(impl_->address), streams, impl_->cut);
+    impl_->gate = std::make_unique<rls::StreamGate>(bind_address(impl_->address), streams,
+                                                    impl_->cut, *impl_->clocks.steady);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("cannot listen on " + impl_->address + ": " + e.what());
   }
@@ -133,7 +135,10 @@ void RlsServer::stop() {
   // Calls in flight finish on the loop (their Redis answers within its timeout), then it stops;
   // the gate forwards their answers until gRPC has closed its ends.
   impl_->gate->stop_handoffs();
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  const std::chrono::system_clock::time_point now(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(impl_->clocks.wall->now())));
+  impl_->server->Shutdown(now + std::chrono::seconds(1));
   impl_->server->Wait();
   impl_->gate->stop();
   impl_->server.reset();

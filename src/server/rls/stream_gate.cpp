@@ -57,12 +57,6 @@ std::string goaway(const StreamWatch& watch, StreamWatch::Verdict verdict) {
   return f + why;
 }
 
-core::Nanos steady_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
@@ -97,8 +91,9 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
         asio::buffer(up_),
         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
           if (ec) return self->close();
-          const auto verdict = self->watch_.feed(
-              {reinterpret_cast<const unsigned char*>(self->up_.data()), n}, steady_now());
+          const auto verdict =
+              self->watch_.feed({reinterpret_cast<const unsigned char*>(self->up_.data()), n},
+                                self->gate_.clock_.now());
           if (verdict != StreamWatch::Verdict::kOk) return self->cut(verdict);
           asio::async_write(self->grpc_, asio::buffer(self->up_.data(), n),
                             [self](const boost::system::error_code& wec, std::size_t) {
@@ -147,8 +142,8 @@ class StreamGate::Connection : public std::enable_shared_from_this<Connection> {
 };
 
 StreamGate::StreamGate(const tcp::endpoint& at, std::int64_t max_streams,
-                       std::atomic<std::uint64_t>& cut)
-    : acceptor_(io_), retry_(io_), trim_(io_), max_streams_(max_streams), cut_(cut) {
+                       std::atomic<std::uint64_t>& cut, const core::Clock& clock)
+    : acceptor_(io_), retry_(io_), trim_(io_), max_streams_(max_streams), cut_(cut), clock_(clock) {
   boost::system::error_code ec;
   acceptor_.open(at.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);

@@ -20,6 +20,8 @@
 #include <thread>
 #include <unordered_set>
 
+#include "sluice/core/clock.hpp"
+
 namespace sluice::server::rls {
 
 class StreamGate {
@@ -31,8 +33,9 @@ class StreamGate {
   // start(). Each connection cut adds one to `cut` (which must outlive the gate).
   // `max_streams`: rls.max_concurrent_streams (stream_watch.hpp says what is held before the
   // ACK).
+  // `clock`: the time resets are counted per second in (steady).
   StreamGate(const boost::asio::ip::tcp::endpoint& at, std::int64_t max_streams,
-             std::atomic<std::uint64_t>& cut);
+             std::atomic<std::uint64_t>& cut, const core::Clock& clock);
   ~StreamGate();  // stop()
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
@@ -64,6 +67,7 @@ class StreamGate {
   bool handing_off_ = true;  // under handoff_mutex_
   std::thread thread_;
   std::atomic<std::uint64_t>& cut_;
+  const core::Clock& clock_;
 };
 
 }  // namespace sluice::server::rls

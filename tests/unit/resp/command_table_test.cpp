@@ -32,7 +32,12 @@ class Dispatch : public ::testing::Test {
     return out;
   }
 
-  RespServerOptions options_;
+  core::ManualClock clock_{0};
+  RespServerOptions options_ = [this] {
+    RespServerOptions o;
+    o.clocks = {&clock_, &clock_};
+    return o;
+  }();
   engine::Engine engine_{api_rules(), 0};
   boost::asio::io_context io_;
   engine::Loop loop_{engine_, io_};

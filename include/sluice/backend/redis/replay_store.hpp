@@ -27,7 +27,10 @@ class ReplayStore {
  public:
   // Requests are decided against every spec (all must pass), each key with its own states,
   // under a key prefix unique to this run.
-  ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>& specs, core::Nanos max_wait);
+  // `run`: what makes this run's keys its own (the caller's pid and wall time, say), so a replay
+  // never meets another's states (they expire on their own).
+  ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>& specs, core::Nanos max_wait,
+              std::string_view run);
   ~ReplayStore();
 
   // Decisions in the order of `block`; an error names what failed (connection, a Redis error
