@@ -41,6 +41,7 @@ using Clock = std::chrono::steady_clock;
 struct Job {
   int fd;
   std::uint64_t generation;  // the connection the answer is for (fds are reused)
+  Clock::time_point queued;
 };
 
 // The queue, the workers and their settings. The I/O thread pushes jobs and takes answers back.
@@ -102,8 +103,9 @@ class Service {
   }
 
  private:
-  // A worker busy back to back serves exactly one request per S on average: each one's end is
-  // set from the previous one's planned end, so sleep overshoot does not add up.
+  // A worker serves exactly one request per S on average while there is work: each request's
+  // end is planned from the later of the previous one's planned end and its own arrival, so
+  // neither sleep overshoot nor a thread's wake-up delay (a loaded machine's) lowers C / S.
   void work(int index) {
     std::mt19937_64 rng(seed_ + static_cast<std::uint64_t>(index));
     auto planned_end = Clock::now();
@@ -120,7 +122,7 @@ class Service {
       if (jitter_us_ > 0) {
         us += std::uniform_int_distribution<std::int64_t>(-jitter_us_, jitter_us_)(rng);
       }
-      planned_end = std::max(planned_end, Clock::now()) +
+      planned_end = std::max(planned_end, job.queued) +
                     std::chrono::microseconds(std::max<std::int64_t>(us, 0));
       std::this_thread::sleep_until(planned_end);
       {
@@ -246,7 +248,7 @@ class Server {
         continue;
       }
       c.busy = true;
-      service_.push(Job{fd, c.generation});
+      service_.push(Job{fd, c.generation, Clock::now()});
     }
   }
 

@@ -76,7 +76,7 @@ struct EnvoyGradient {
         enter_min_rtt_window(p, s, due);
       } else {
         s.sample_timer = kNoEvent;
-        on_sample_timer(p, s, due);
+        on_sample_timer(p, s, due, now);
       }
     }
   }
@@ -135,13 +135,20 @@ struct EnvoyGradient {
 
   // The sample reset timer: idle (and not re-armed) inside a minRTT window; update_min_rtt
   // re-arms it when the window ends.
-  static void on_sample_timer(const Params& p, State& s, Nanos now) {
+  // An idle stretch (no samples) fires it many times over doing nothing but re-arm: those
+  // firings up to `until` (never reaching the minRTT timer, which goes first on a tie) are
+  // taken in one step, so an advance after an hour's silence is not 36000 iterations.
+  static void on_sample_timer(const Params& p, State& s, Nanos now, Nanos until) {
     if (in_min_rtt_window(s)) return;
     if (s.samples.count() > 0) {
       s.sample_rtt = take_quantile(p, s);
       set_limit(p, s, new_limit(p, s), now);
+      s.sample_timer = now + p.update_interval;
+      return;
     }
-    s.sample_timer = now + p.update_interval;
+    const Nanos last = std::min(until, s.min_rtt_timer == kNoEvent ? until : s.min_rtt_timer - 1);
+    const Nanos skipped = last > now ? (last - now) / p.update_interval : 0;
+    s.sample_timer = now + (skipped + 1) * p.update_interval;
   }
 
   // processLatencySamplesAndClear: the percentile, cast to whole microseconds.

@@ -92,6 +92,20 @@ TEST(EnvoyGradient, AnEmptySampleWindowKeepsTheLimit) {
   EXPECT_EQ(s.sample_timer, ms(360));
 }
 
+// An hour without samples: the resets that found nothing are skipped in one step, and the
+// timers stand where firing each one would have left them.
+TEST(EnvoyGradient, AnIdleHourKeepsTheTimersOnTheirGrid) {
+  EG::Params p;
+  p.min_rtt_interval = 7200 * core::kNanosPerSecond;
+  p.jitter = 0;
+  auto s = measured(p);
+  EXPECT_EQ(window_of(p, s, ms(160), ms(10)), 5);
+  EXPECT_EQ(EG::advance(p, s, ms(3'600'000)), 5);
+  EXPECT_EQ(s.sample_timer, ms(3'600'060));        // 160 ms + k x 100 ms, the first after now
+  EXPECT_EQ(EG::advance(p, s, ms(7'200'060)), 3);  // the minRTT window, at 60 ms + 7200 s
+  EXPECT_TRUE(EG::in_min_rtt_window(s));
+}
+
 TEST(EnvoyGradient, TheLimitIsCappedAtMaxConcurrencyLimit) {
   EG::Params p;
   p.max_concurrency_limit = 7;
