@@ -155,7 +155,8 @@ class Proxy:
         if kind == "nginx":
             text = NGINX_CONF.format(dir=workdir, upstream=upstream_port, port=self.port,
                                      limit=limit)
-            cmd = ["nginx", "-p", workdir, "-c", conf, "-e", os.path.join(workdir, "nginx-error.log")]
+            cmd = ["nginx", "-p", workdir, "-c", conf,
+                   "-e", os.path.join(workdir, "nginx-error.log")]
         elif kind == "haproxy":
             text = HAPROXY_CONF.format(upstream=upstream_port, port=self.port, limit=limit,
                                        queue_ms=queue_ms)

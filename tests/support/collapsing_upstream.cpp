@@ -386,7 +386,11 @@ int main(int argc, char** argv) {
   app.add_option("--jitter-ms", jitter_ms, "service time uniform in [S - J, S + J]")
       ->check(CLI::Range(0.0, 60000.0));
   app.add_option("--seed", seed, "the jitter's random seed");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a bad argument, named by CLI11, is 2
+  }
 
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};

@@ -410,7 +410,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 60000));
   app.add_option("--header", headers, "a header line to add, 'Name: value' (repeatable)");
   app.add_option("--out", out_path, "the CSV file (default: stdout)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; a bad argument, named by CLI11, is 2
+  }
 
   signal(SIGPIPE, SIG_IGN);
   try {

@@ -56,3 +56,61 @@ def test_nginx_limit_conn_at_the_worker_count_keeps_goodput_near_capacity(upstre
     assert three["goodput"] >= 0.7 * 400, three
     assert three["other"] >= 0.5 * 1200, three  # the 503s
     assert three["timeouts"] < 0.05 * 1200, three
+
+
+def test_the_generator_adds_the_headers_it_is_given(lab, load_bin):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            seen.append(self.headers.get("X-Priority"))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", lab.free_port()), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        rows = lab.run_load(load_bin, server.server_port, [(20, 1)], headers=["X-Priority: 1"])
+    finally:
+        server.shutdown()
+    assert rows[0]["ok"] == 20, rows
+    assert seen == ["1"] * 20
+
+
+LOCAL = ["--url", "http://127.0.0.1:1/"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (LOCAL + ["--schedule", "100"], "schedule step '100' is not RATE:DURATION"),
+    (LOCAL + ["--schedule", "100:3x"], "bad duration unit in '3x'"),
+    (LOCAL + ["--schedule", "100:1s", "--header", "NoColon"],
+     "--header 'NoColon' is not 'Name: value'"),
+    (["--schedule", "100:1s", "--url", "http://10.0.0.1:80/"], "only 127.0.0.1 or localhost"),
+    (LOCAL + ["--schedule", "100:1s", "--max-conns", "0"], "--max-conns"),
+])
+def test_the_generator_refuses_bad_arguments_naming_them(load_bin, args, message):
+    import subprocess
+    cmd = [load_bin] + args
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+    assert done.returncode == 2, done
+    assert message in done.stderr, done.stderr
+
+
+def test_the_control_path_refuses_bad_values(upstream):
+    import urllib.error
+    import urllib.request
+    up = upstream()
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        urllib.request.urlopen(f"http://127.0.0.1:{up.port}/_control?workers=0", timeout=5)
+    assert bad.value.code == 400
+    assert b"workers 1-4096" in bad.value.read()
+    assert up.control()["workers"] == 4
