@@ -122,6 +122,18 @@ bench-check: build
 bench-redis: build
 	@/usr/bin/python3 bench/redis/run.py --build $(BUILD)
 
+# Goodput of an upstream that collapses (C workers, S ms, unbounded queue) at 0.5x, 1x, 2x and 3x
+# its capacity, open-loop, deadline 200 ms: no limiter, nginx limit_conn, HAProxy maxconn + timeout
+# queue and sluice's static concurrency limit, in one run (docs/overload.md). OVERLOAD_STEP_SECONDS
+# (default 30), OVERLOAD_WORKERS (16) and OVERLOAD_SERVICE_MS (10) change the run.
+OVERLOAD_STEP_SECONDS ?= 30
+OVERLOAD_WORKERS ?= 16
+OVERLOAD_SERVICE_MS ?= 10
+.PHONY: bench-overload
+bench-overload: build
+	@/usr/bin/python3 bench/overload/run.py --build $(BUILD) --step-seconds $(OVERLOAD_STEP_SECONDS) \
+	  --workers $(OVERLOAD_WORKERS) --service-ms $(OVERLOAD_SERVICE_MS)
+
 # The Debian packages (docs/packaging.md): $(BUILD)/sluice_<version>_amd64.deb and
 # $(BUILD)/libsluice-dev_<version>_amd64.deb.
 package: build
@@ -145,6 +157,8 @@ help:
 	@echo "make demo-replay   a burst replayed through a token bucket and a leaky bucket"
 	@echo "make bench         core and table benchmarks beside their peers"
 	@echo "make bench-gateway bench-decision bench-check bench-redis: the server benchmarks"
+	@echo "make bench-overload goodput at 0.5x-3x an upstream's capacity: none, nginx, HAProxy,"
+	@echo "                   sluice (OVERLOAD_STEP_SECONDS=30 OVERLOAD_WORKERS=16 OVERLOAD_SERVICE_MS=10)"
 	@echo "make bench-compare BEFORE=DIR: core and table benchmarks, before and after, in one run"
 	@echo "                   (bench-gateway takes SLUICE_BASELINE=OLD_SLUICE for the same)"
 	@echo "make bench-instructions  instructions per gateway request beside nginx (callgrind;"
