@@ -14,7 +14,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14
   # real peers and clients the integration tests start: nginx, curl, wrk, python requests
   nginx-light curl wrk python3-requests
-  redis-server redis-tools python3-redis
+  redis-server redis-sentinel redis-tools python3-redis
   # Envoy rate limit service: gRPC/protobuf C++ and codegen, and the Python client of its tests
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   python3-grpcio python3-grpc-tools python3-protobuf

@@ -126,7 +126,8 @@ core::Expected<StoreUrl> parse_store_url(std::string_view text) {
   }
   if (found == nullptr) {
     return core::make_error("unknown scheme " + quoted(scheme) + " in Redis URL " + quoted(text) +
-                            " (expected " + std::string(kExpected) + ")");
+                            " (expected redis or redis-cluster, redis-sentinel, or rediss, "
+                            "rediss-cluster, rediss-sentinel for TLS)");
   }
   url.tls.enabled = found->tls;
   url.cluster = found->cluster;
@@ -137,10 +138,11 @@ core::Expected<StoreUrl> parse_store_url(std::string_view text) {
   if (const auto at = hosts.rfind('@'); at != std::string_view::npos) {
     const auto user = hosts.substr(0, at);
     if (user.find(':') != std::string_view::npos) {
-      return core::make_error("Redis URL " + quoted(text.substr(0, sep + 3)) +
-                              "...: a password in the URL would sit in the config's text; give "
-                              "the user alone (USER@HOST) and the password in "
-                              "redis.password_file or redis.password_env");
+      return core::make_error("a password in the Redis URL " +
+                              quoted(std::string(text.substr(0, sep + 3)) + "...") +
+                              " would sit in the config's text; give the user alone "
+                              "(USER@HOST) and the password in redis.password_file or "
+                              "redis.password_env");
     }
     if (user.empty()) return core::make_error("empty user before '@' in Redis URL " + quoted(text));
     url.auth.user = std::string(user);

@@ -158,9 +158,10 @@ TEST(RedisSettings, EachWrongValueOrCombinationIsAnErrorAtItsLine) {
                "t.yaml:3: field 'redis.db': Redis Cluster has only database 0");
   expect_error("redis:\n  url: redis-cluster://a:7000/2\n",
                "t.yaml:2: field 'redis.url': Redis Cluster has only database 0");
-  expect_error("redis:\n  url: redis://a\n  db: -1\n", "t.yaml:3: field 'redis.db': -1 is out");
+  expect_error("redis:\n  url: redis://a\n  db: -1\n", "t.yaml:3: field 'redis.db': expected a whole number, got '-1'");
   expect_error("redis:\n  url: redis://user:pw@a\n",
-               "t.yaml:2: field 'redis.url': Redis URL 'redis://...: a password in the URL");
+               "t.yaml:2: field 'redis.url': a password in the Redis URL 'redis://...' would sit in "
+               "the config's text");
   expect_error("redis:\n  url: redis://a\n  user: app\n",
                "t.yaml:3: field 'redis.user': AUTH with an ACL user needs its password too");
   expect_error("redis:\n  url: redis://app@a\n",

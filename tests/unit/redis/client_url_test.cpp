@@ -98,8 +98,8 @@ TEST(ClientUrl, ErrorsNameTheBadPart) {
   expect_error("redis://a:1,b:2", "use redis-cluster://");
   expect_error("redis-cluster://a:1,,b:2", "empty seed 2");
   expect_error("redis-cluster://a:1,b:2x", "seed 2 'b:2x'");
-  expect_error("redis://user:secret@h:1", "a password in the URL");
-  expect_error("redis://:secret@h:1", "a password in the URL");
+  expect_error("redis://user:secret@h:1", "a password in the Redis URL");
+  expect_error("redis://:secret@h:1", "a password in the Redis URL");
   expect_error("redis://@h:1", "empty user");
   expect_error("redis://h:1/x", "bad database number 'x'");
   expect_error("redis://h:1/-1", "bad database number '-1'");
