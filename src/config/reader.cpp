@@ -38,12 +38,12 @@ using internal::line_of;
 using internal::Named;
 using internal::Origin;
 using internal::Origins;
-using internal::parse_ip;
 using internal::parse_env_name;
+using internal::parse_ip;
 using internal::parse_share;
 using internal::quoted;
-using internal::read_secret;
 using internal::read_redis_options;
+using internal::read_secret;
 using internal::RedisOptionFields;
 using internal::Section;
 using internal::shown_field;
@@ -317,8 +317,8 @@ std::optional<std::string> internal::read_secret(Section& r, std::string_view fi
                                                  std::string_view env_field,
                                                  const std::string& env) {
   if (!file.empty() && !env.empty()) {
-    r.fail(env_field, "give " + std::string(file_field) + " or " + std::string(env_field) +
-                          ", not both");
+    r.fail(env_field,
+           "give " + std::string(file_field) + " or " + std::string(env_field) + ", not both");
     return std::nullopt;
   }
   if (!file.empty()) {
@@ -395,8 +395,8 @@ std::optional<RespSettings> read_resp(Section& s) {
   if (auto u = r->text("user")) resp.user = *u;
   if (auto f = r->text("password_file")) resp.password_file = *f;
   if (auto e = r->text("password_env")) resp.password_env = *e;
-  if (auto secret = read_secret(*r, "password_file", resp.password_file, "password_env",
-                                resp.password_env)) {
+  if (auto secret =
+          read_secret(*r, "password_file", resp.password_file, "password_env", resp.password_env)) {
     resp.password = *secret;
     resp.password_line = r->line(resp.password_file.empty() ? "password_env" : "password_file");
   }

@@ -45,7 +45,8 @@ void check_url(const RedisSettings& r, const proto::resp::StoreUrl* url, RedisCh
   }
   if (url != nullptr && url->cluster && r.db && *r.db != 0) {
     c.fail("redis.db", "Redis Cluster has only database 0, so redis-cluster:// cannot select " +
-                           std::to_string(*r.db) + "; leave db out, or keep the data apart by "
+                           std::to_string(*r.db) +
+                           "; leave db out, or keep the data apart by "
                            "another key prefix (another rule name)");
   }
 }
@@ -60,8 +61,9 @@ void check_auth(const RedisSettings& r, const proto::resp::StoreUrl* url, RedisC
   for (std::string_view f :
        {"redis.sentinel_user", "redis.sentinel_password_file", "redis.sentinel_password_env"}) {
     if (c.written(f) && !sentinel && url != nullptr) {
-      c.fail(f, "applies only to Sentinel discovery (the sentinels' own AUTH); the data "
-                "node's AUTH is user and password_file or password_env");
+      c.fail(f,
+             "applies only to Sentinel discovery (the sentinels' own AUTH); the data "
+             "node's AUTH is user and password_file or password_env");
     }
   }
   if (!r.sentinel_auth.user.empty() && r.sentinel_auth.password_file.empty() &&

@@ -3,6 +3,8 @@
 // rules kept in Redis. The combinations are checked after (checks.cpp, check_redis_store).
 #include <sys/stat.h>
 
+#include <functional>
+
 #include "readers.hpp"
 #include "sluice/proto/resp/store_url.hpp"
 
@@ -27,9 +29,10 @@ core::Expected<std::string> parse_server_name(const std::string& t) {
   if (t.empty() || t.size() > 253 ||
       t.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:") !=
           std::string::npos) {
-    return core::make_error("expected a host name or an IP address (letters, digits, '.', '-', "
-                            "':'), got " +
-                            quoted(t));
+    return core::make_error(
+        "expected a host name or an IP address (letters, digits, '.', '-', "
+        "':'), got " +
+        quoted(t));
   }
   return t;
 }
@@ -64,17 +67,20 @@ RedisSecret read_auth(Section& r, const std::string& prefix) {
 
 // A file TLS needs, read once here (under a cap) so that a missing or unreadable one is an
 // error at its line now, not a refused connection later.
-std::optional<std::string> read_tls_file(Section& t, std::string_view field, std::string_view what) {
+std::optional<std::string> read_tls_file(Section& t, std::string_view field, std::string_view what,
+                                         std::uint64_t& fingerprint) {
   auto path = t.text(field);
   if (!path) return std::nullopt;
   if (path->empty()) {
     t.fail(field, "needs the path of " + std::string(what));
     return std::nullopt;
   }
-  if (auto text = read_config_file(*path, kMaxTlsFile, what); !text) {
+  auto text = read_config_file(*path, kMaxTlsFile, what);
+  if (!text) {
     t.fail(field, "cannot read " + quoted(*path) + ": " + text.error());
     return std::nullopt;
   }
+  fingerprint = fingerprint * 1000003u ^ std::hash<std::string>{}(*text);
   return path;
 }
 
@@ -82,7 +88,8 @@ RedisTls read_tls(Section& t, int line) {
   RedisTls tls;
   tls.line = line;
   if (auto v = t.flag("verify")) tls.verify = *v;
-  if (auto f = read_tls_file(t, "ca_file", "a CA certificate file")) tls.ca_file = *f;
+  std::uint64_t& fp = tls.fingerprint;
+  if (auto f = read_tls_file(t, "ca_file", "a CA certificate file", fp)) tls.ca_file = *f;
   if (auto d = t.text("ca_dir")) {
     struct stat st {};
     if (d->empty() || ::stat(d->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -91,8 +98,8 @@ RedisTls read_tls(Section& t, int line) {
       tls.ca_dir = *d;
     }
   }
-  if (auto f = read_tls_file(t, "cert_file", "a client certificate file")) tls.cert_file = *f;
-  if (auto f = read_tls_file(t, "key_file", "a client key file")) tls.key_file = *f;
+  if (auto f = read_tls_file(t, "cert_file", "a client certificate file", fp)) tls.cert_file = *f;
+  if (auto f = read_tls_file(t, "key_file", "a client key file", fp)) tls.key_file = *f;
   if (auto n = t.parsed<std::string>("server_name", parse_server_name)) tls.server_name = *n;
   return tls;
 }
@@ -100,10 +107,10 @@ RedisTls read_tls(Section& t, int line) {
 }  // namespace
 
 std::optional<RedisSettings> read_redis(Section& s) {
-  auto r = s.section("redis", {"url", "sentinels", "master", "db", "user", "password_file",
-                               "password_env", "sentinel_user", "sentinel_password_file",
-                               "sentinel_password_env", "tls", "timeout", "storage", "on_failure",
-                               "local_share", "lease", "lease_ttl"});
+  auto r = s.section("redis",
+                     {"url", "sentinels", "master", "db", "user", "password_file", "password_env",
+                      "sentinel_user", "sentinel_password_file", "sentinel_password_env", "tls",
+                      "timeout", "storage", "on_failure", "local_share", "lease", "lease_ttl"});
   if (!r) return std::nullopt;
   RedisSettings redis;
   redis.line = s.line("redis");
@@ -113,8 +120,8 @@ std::optional<RedisSettings> read_redis(Section& s) {
   if (auto db = r->number("db", 0, proto::resp::kMaxRedisDb)) redis.db = *db;
   redis.auth = read_auth(*r, "");
   redis.sentinel_auth = read_auth(*r, "sentinel_");
-  if (auto t = r->section("tls", {"verify", "ca_file", "ca_dir", "cert_file", "key_file",
-                                  "server_name"})) {
+  if (auto t = r->section(
+          "tls", {"verify", "ca_file", "ca_dir", "cert_file", "key_file", "server_name"})) {
     redis.tls = read_tls(*t, r->line("tls"));
   }
   if (auto t = r->duration("timeout")) redis.timeout = *t;

@@ -70,6 +70,7 @@ core::Expected<proto::resp::StoreUrl> RedisSettings::store_url() const {
     out.tls.cert_file = tls->cert_file;
     out.tls.key_file = tls->key_file;
     out.tls.server_name = tls->server_name;
+    out.tls.fingerprint = tls->fingerprint;
   }
   return out;
 }

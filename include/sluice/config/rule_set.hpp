@@ -96,12 +96,13 @@ struct RedisRuleOptions {
 // `redis.tls`: TLS to Redis through OpenSSL (docs/distributed.md, "Redis as it is deployed").
 // Present (or a rediss:// url): TLS on. The files are read by the client at each connect.
 struct RedisTls {
-  bool verify = true;       // the server's chain and name
-  std::string ca_file;      // PEM; neither file nor dir: the system's trust store
-  std::string ca_dir;       // a c_rehash'ed directory of PEM certificates
-  std::string cert_file;    // the client's certificate (tls-auth-clients on the server)
-  std::string key_file;     // its key; with cert_file
-  std::string server_name;  // SNI and the name checked; "": the host connected to
+  bool verify = true;             // the server's chain and name
+  std::string ca_file;            // PEM; neither file nor dir: the system's trust store
+  std::string ca_dir;             // a c_rehash'ed directory of PEM certificates
+  std::string cert_file;          // the client's certificate (tls-auth-clients on the server)
+  std::string key_file;           // its key; with cert_file
+  std::string server_name;        // SNI and the name checked; "": the host connected to
+  std::uint64_t fingerprint = 0;  // of the files' contents (a renewed certificate is a change)
   int line = 0;
 };
 

@@ -244,10 +244,10 @@ void Store::send(std::vector<Part> parts) {
   stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
   auto shape = batch.limits_per_request();
   client_->eval(script_, batch.take_keys(), batch.take_args(),
-               [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-                shape = std::move(shape)](Outcome outcome) {
-                 if (!alive.expired()) answered(parts, shape, outcome);
-               });
+                [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
+                 shape = std::move(shape)](Outcome outcome) {
+                  if (!alive.expired()) answered(parts, shape, outcome);
+                });
 }
 
 void Store::answered(const std::vector<Part>& parts, const std::vector<int>& shape,

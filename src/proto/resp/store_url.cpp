@@ -30,8 +30,8 @@ core::Expected<std::int64_t> parse_db(std::string_view text, std::string_view ur
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, db);
   if (text.empty() || ec != std::errc() || ptr != end || db < 0 || db > kMaxRedisDb) {
-    return core::make_error("bad database number " + quoted(text) + " in Redis URL " +
-                            quoted(url) + " (expected 0 to " + std::to_string(kMaxRedisDb) + ")");
+    return core::make_error("bad database number " + quoted(text) + " in Redis URL " + quoted(url) +
+                            " (expected 0 to " + std::to_string(kMaxRedisDb) + ")");
   }
   return db;
 }
@@ -55,8 +55,8 @@ std::optional<std::string> read_path(std::string_view path, std::string_view tex
   auto db = parse_db(path, text);
   if (!db) return db.error();
   if (url.cluster && *db != 0) {
-    return "Redis Cluster has only database 0, so " + quoted(text) +
-           " cannot select database " + std::to_string(*db);
+    return "Redis Cluster has only database 0, so " + quoted(text) + " cannot select database " +
+           std::to_string(*db);
   }
   url.db = *db;
   return std::nullopt;

@@ -26,7 +26,6 @@ rules:
   three:
     limit: fixed-window:limit=3,window=1m
     key: const:k
-    on_failure: fail-closed
 """
 KEY = "sluice:{three:k}:fixed-window"
 PASSWORD = "a-password-for-the-new-redis"
@@ -45,8 +44,8 @@ def reload(g, path, text):
 
 
 def test_a_new_url_and_password_take_effect_on_reload(tmp_path, gateways):
-    old = RedisServer(tmp_path / "old")
-    new = AuthRedis(tmp_path / "new", PASSWORD, extra=["--requirepass", PASSWORD])
+    old = RedisServer(tmp_path)
+    new = AuthRedis(tmp_path, PASSWORD, extra=["--requirepass", PASSWORD])
     secret = tmp_path / "secret"
     secret.write_text(PASSWORD)
     try:
@@ -81,7 +80,7 @@ def test_a_new_url_and_password_take_effect_on_reload(tmp_path, gateways):
 
 
 def test_a_redis_section_added_by_a_reload_makes_the_store(tmp_path, gateways):
-    rs = RedisServer(tmp_path / "redis")
+    rs = RedisServer(tmp_path)
     try:
         g = gateways(HEAD + REST, "")
         assert codes(g, 4) == [200, 200, 200, 429]  # local

@@ -32,7 +32,8 @@ RedisSettings redis_of(const std::string& yaml) {
 // A file holding `text` in a fresh temporary folder, removed at the end of the test.
 class TempFiles {
  public:
-  TempFiles() : dir_(fs::temp_directory_path() / ("sluice-redis-cfg-" + std::to_string(::getpid()))) {
+  TempFiles()
+      : dir_(fs::temp_directory_path() / ("sluice-redis-cfg-" + std::to_string(::getpid()))) {
     fs::create_directories(dir_);
   }
   ~TempFiles() {
@@ -63,10 +64,10 @@ TEST(RedisSettings, DefaultsAreTheDocumentedOnes) {
 TEST(RedisSettings, PasswordFromAFileWithItsNewlineTrimmedAndAUserAndADb) {
   TempFiles t;
   const std::string secret = t.file("pass", "s3cret-redis-password\n");
-  const RedisSettings r =
-      redis_of("redis:\n  url: redis://10.0.0.1:6380\n  db: 3\n  user: sluice\n"
-               "  password_file: " +
-               secret + "\n");
+  const RedisSettings r = redis_of(
+      "redis:\n  url: redis://10.0.0.1:6380\n  db: 3\n  user: sluice\n"
+      "  password_file: " +
+      secret + "\n");
   auto url = r.store_url();
   ASSERT_TRUE(url) << url.error();
   EXPECT_EQ(url->auth.user, "sluice");
@@ -110,9 +111,10 @@ TEST(RedisSettings, TlsFilesAreReadAtLoadAndFoldedIntoTheUrl) {
   const std::string ca = t.file("ca.crt", "-----BEGIN CERTIFICATE-----\n");
   const std::string cert = t.file("c.crt", "-----BEGIN CERTIFICATE-----\n");
   const std::string key = t.file("c.key", "-----BEGIN PRIVATE KEY-----\n");
-  const RedisSettings r = redis_of("redis:\n  url: redis://10.0.0.1:6380\n  tls:\n    ca_file: " +
-                                   ca + "\n    cert_file: " + cert + "\n    key_file: " + key +
-                                   "\n    server_name: redis.internal\n");
+  const RedisSettings r =
+      redis_of("redis:\n  url: redis://10.0.0.1:6380\n  tls:\n    ca_file: " + ca +
+               "\n    cert_file: " + cert + "\n    key_file: " + key +
+               "\n    server_name: redis.internal\n");
   auto url = r.store_url();
   ASSERT_TRUE(url) << url.error();
   EXPECT_TRUE(url->tls.enabled);  // a tls section turns it on for redis:// too
@@ -129,9 +131,10 @@ TEST(RedisSettings, TlsFilesAreReadAtLoadAndFoldedIntoTheUrl) {
 TEST(RedisSettings, WriteBackNamesWhereTheSecretIsButNeverTheSecret) {
   TempFiles t;
   const std::string secret = t.file("pass", "never-written-back\n");
-  const std::string yaml = "redis:\n  sentinels: [127.0.0.1:26379]\n  master: cache\n  db: 4\n"
-                           "  user: app\n  password_file: " +
-                           secret + "\n  tls: {verify: false, server_name: redis.internal}\n";
+  const std::string yaml =
+      "redis:\n  sentinels: [127.0.0.1:26379]\n  master: cache\n  db: 4\n"
+      "  user: app\n  password_file: " +
+      secret + "\n  tls: {verify: false, server_name: redis.internal}\n";
   Loaded loaded = load_config_text(yaml, "t.yaml");
   ASSERT_TRUE(loaded.rules) << errors_of(loaded);
   const std::string written = to_yaml(*loaded.rules);
@@ -158,10 +161,12 @@ TEST(RedisSettings, EachWrongValueOrCombinationIsAnErrorAtItsLine) {
                "t.yaml:3: field 'redis.db': Redis Cluster has only database 0");
   expect_error("redis:\n  url: redis-cluster://a:7000/2\n",
                "t.yaml:2: field 'redis.url': Redis Cluster has only database 0");
-  expect_error("redis:\n  url: redis://a\n  db: -1\n", "t.yaml:3: field 'redis.db': expected a whole number, got '-1'");
-  expect_error("redis:\n  url: redis://user:pw@a\n",
-               "t.yaml:2: field 'redis.url': a password in the Redis URL 'redis://...' would sit in "
-               "the config's text");
+  expect_error("redis:\n  url: redis://a\n  db: -1\n",
+               "t.yaml:3: field 'redis.db': expected a whole number, got '-1'");
+  expect_error(
+      "redis:\n  url: redis://user:pw@a\n",
+      "t.yaml:2: field 'redis.url': a password in the Redis URL 'redis://...' would sit in "
+      "the config's text");
   expect_error("redis:\n  url: redis://a\n  user: app\n",
                "t.yaml:3: field 'redis.user': AUTH with an ACL user needs its password too");
   expect_error("redis:\n  url: redis://app@a\n",
@@ -174,10 +179,11 @@ TEST(RedisSettings, EachWrongValueOrCombinationIsAnErrorAtItsLine) {
   expect_error("redis:\n  url: redis://a\n  password_env: 'bad name'\n",
                "t.yaml:3: field 'redis.password_env': 'bad name' is not an environment variable");
   ::setenv("SLUICE_TEST_REDIS_PASSWORD", "x", 1);
-  expect_error("redis:\n  url: redis://a\n  password_file: /etc/hostname\n"
-               "  password_env: SLUICE_TEST_REDIS_PASSWORD\n",
-               "t.yaml:4: field 'redis.password_env': give password_file or password_env, not "
-               "both");
+  expect_error(
+      "redis:\n  url: redis://a\n  password_file: /etc/hostname\n"
+      "  password_env: SLUICE_TEST_REDIS_PASSWORD\n",
+      "t.yaml:4: field 'redis.password_env': give password_file or password_env, not "
+      "both");
   expect_error("redis:\n  url: redis://a\n  sentinels: [b]\n  master: m\n",
                "t.yaml:3: field 'redis.sentinels': give redis.url or redis.sentinels");
   expect_error("redis:\n  sentinels: [b]\n",

@@ -14,7 +14,7 @@ constexpr const char* kPassword = "app-password-for-the-test";
 class ClientAuth : public ::testing::Test {
  protected:
   // `default` may connect without a password (the test's own window); `app` needs one.
-  RedisServer server_{{"--user", std::string("app on >") + kPassword + " ~* &* +@all"}};
+  RedisServer server_{{"--user", "app", "on", std::string(">") + kPassword, "~*", "&*", "+@all"}};
   boost::asio::io_context io_;
 
   ClientOptions options(std::string user, std::string password, std::int64_t db) const {

@@ -94,7 +94,7 @@ class Store {
   void finish(const std::shared_ptr<Job>& job);
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                             Source& source);
-  void publish_stats();  // the breaker and the client counters, for the metrics thread
+  void publish_stats();   // the breaker and the client counters, for the metrics thread
   void retire_clients();  // closes the clients a reconfigure replaced
 
   boost::asio::io_context& io_;

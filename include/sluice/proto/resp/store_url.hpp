@@ -47,6 +47,9 @@ struct StoreTls {
   std::string cert_file;  // a client certificate, for servers with tls-auth-clients
   std::string key_file;
   std::string server_name;
+  // Of the files' contents as the config read them: a certificate renewed at the same path is
+  // a change, which a reload takes.
+  std::uint64_t fingerprint = 0;
   friend bool operator==(const StoreTls&, const StoreTls&) = default;
 };
 

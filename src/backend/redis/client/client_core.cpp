@@ -81,10 +81,9 @@ ClientCore::ClientCore(asio::io_context& io, ClientOptions options)
       retry_timer_(io) {
   if (sentinel_) {
     // The master is where the sentinels say; nodes_ stays empty until one does.
-    watch_ = std::make_unique<SentinelWatch>(
-        io, options_.url.seeds, options_.url.master,
-        sentinel_options(options_, connection_options_),
-        [this](const Endpoint& at) { on_master(at); });
+    watch_ = std::make_unique<SentinelWatch>(io, options_.url.seeds, options_.url.master,
+                                             sentinel_options(options_, connection_options_),
+                                             [this](const Endpoint& at) { on_master(at); });
     watch_->start();
     return;
   }

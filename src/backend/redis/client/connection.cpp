@@ -113,7 +113,7 @@ void Connection::begin_connect() {
   if (!ec) {
     socket().async_connect(
         tcp::endpoint(address, endpoint_.port),
-        [self, gen](const boost::system::error_code& e) { self->on_connect(gen, e); });
+        [self, gen, keep = tls_](const boost::system::error_code& e) { self->on_connect(gen, e); });
     return;
   }
   resolver_.async_resolve(
@@ -124,10 +124,10 @@ void Connection::begin_connect() {
           self->connect_failed("cannot resolve '" + self->endpoint_.host + "': " + e.message());
           return;
         }
-        asio::async_connect(self->socket(), found,
-                            [self, gen](const boost::system::error_code& e2, const tcp::endpoint&) {
-                              self->on_connect(gen, e2);
-                            });
+        asio::async_connect(
+            self->socket(), found,
+            [self, gen, keep = self->tls_](const boost::system::error_code& e2,
+                                           const tcp::endpoint&) { self->on_connect(gen, e2); });
       });
 }
 
@@ -149,15 +149,16 @@ void Connection::on_connect(std::uint64_t gen, const boost::system::error_code& 
 
 void Connection::start_tls(std::uint64_t gen) {
   prepare_tls_stream(*tls_, *options_.tls, endpoint_.host);
-  tls_->async_handshake(asio::ssl::stream_base::client,
-                        [self = shared_from_this(), gen, keep = tls_](const boost::system::error_code& ec) {
-                          if (gen != self->gen_) return;
-                          if (ec) {
-                            self->connect_failed("TLS handshake: " + ec.message(), Trouble::kTls);
-                            return;
-                          }
-                          self->start_opening();
-                        });
+  tls_->async_handshake(
+      asio::ssl::stream_base::client,
+      [self = shared_from_this(), gen, keep = tls_](const boost::system::error_code& ec) {
+        if (gen != self->gen_) return;
+        if (ec) {
+          self->connect_failed("TLS handshake: " + ec.message(), Trouble::kTls);
+          return;
+        }
+        self->start_opening();
+      });
 }
 
 // The opening commands go out alone; what was submitted meanwhile waits in out_ until they are
@@ -324,10 +325,10 @@ void Connection::start_write() {
 
 void Connection::read() {
   with_stream([&](auto& stream) {
-    stream.async_read_some(asio::buffer(rbuf_),
-                           [self = shared_from_this(), gen = gen_, keep = tls_](
-                               const boost::system::error_code& ec,
-                               std::size_t n) { self->on_read(gen, ec, n); });
+    stream.async_read_some(
+        asio::buffer(rbuf_),
+        [self = shared_from_this(), gen = gen_, keep = tls_](
+            const boost::system::error_code& ec, std::size_t n) { self->on_read(gen, ec, n); });
   });
 }
 

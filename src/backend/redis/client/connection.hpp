@@ -17,9 +17,9 @@
 
 #include "reply_reader.hpp"
 #include "request.hpp"
-#include "tls_context.hpp"
 #include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "tls_context.hpp"
 
 namespace sluice::backend::redis::detail {
 
@@ -52,9 +52,9 @@ struct Opening {
 
 struct ConnectionOptions {
   const core::Clock* clock = &clock::steady_clock();
-  std::vector<Opening> opening;          // AUTH, SELECT, ROLE; PING when there is no AUTH
-  std::shared_ptr<const TlsSetup> tls;   // null: plain TCP
-  bool subscriber = false;               // replies with no command waiting are pushes
+  std::vector<Opening> opening;         // AUTH, SELECT, ROLE; PING when there is no AUTH
+  std::shared_ptr<const TlsSetup> tls;  // null: plain TCP
+  bool subscriber = false;              // replies with no command waiting are pushes
   core::Nanos timeout = 0;
   core::Nanos connect_timeout = 0;
   core::Nanos reconnect_min = 0;

@@ -118,7 +118,9 @@ void SentinelWatch::on_answer(std::size_t index, std::size_t tried, const Outcom
         last_error_.clear();
         backoff_ = options_.reconnect_min;
         // Follow announcements on a sentinel known to answer, if the one followed is away.
-        if (!subscriber_ || !subscriber_->connected()) subscribe_to(index);
+        if (!subscriber_ || subscriber_->state() == Connection::State::kBackoff) {
+          subscribe_to(index);
+        }
         on_master_(Endpoint{r.elements[0].str, *port});
         return;
       }
