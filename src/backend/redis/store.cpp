@@ -77,9 +77,22 @@ Store::Store(boost::asio::io_context& io, StoreOptions options)
       options_(std::move(options)),
       client_(std::make_unique<Client>(io, options_.client)),
       retire_timer_(io),
+      stats_timer_(io),
       script_{std::string(script_text())},
       breaker_(options_.breaker),
-      alive_(std::make_shared<bool>(true)) {}
+      alive_(std::make_shared<bool>(true)) {
+  arm_stats();
+}
+
+void Store::arm_stats() {
+  stats_timer_.expires_after(std::chrono::seconds(1));
+  stats_timer_.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        publish_stats();
+        arm_stats();
+      });
+}
 
 Store::~Store() { *alive_ = false; }
 

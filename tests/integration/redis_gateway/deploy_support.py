@@ -8,8 +8,8 @@ as it is deployed"):
 - tls_args(): the command-line arguments that give a redis-server a TLS port beside its plain one
   (the plain one is the test's own window on it).
 - SentinelGroup: one master, one replica and three redis-sentinel processes (quorum 2, a 1 s
-  down-after), ready once every sentinel knows the replica and the other two sentinels, so a
-  failover can start as soon as the master dies.
+  down-after; optionally wanting AUTH), ready once every sentinel knows the replica and the
+  other two sentinels, so a failover can start as soon as the master dies.
 """
 import os
 import subprocess
@@ -89,7 +89,8 @@ class AuthRedis(RedisServer):
 class Sentinel:
     """One redis-sentinel on a free port, watching MASTER_NAME at `master_port`."""
 
-    def __init__(self, directory, master_port, down_after_ms, failover_timeout_ms):
+    def __init__(self, directory, master_port, down_after_ms, failover_timeout_ms,
+                 password=None):
         self.port = free_port()
         self.dir = str(directory)
         os.makedirs(self.dir, exist_ok=True)
@@ -100,12 +101,15 @@ class Sentinel:
                     f"sentinel down-after-milliseconds {MASTER_NAME} {down_after_ms}\n"
                     f"sentinel failover-timeout {MASTER_NAME} {failover_timeout_ms}\n"
                     f"sentinel parallel-syncs {MASTER_NAME} 1\n")
+            if password:  # clients and the other sentinels must AUTH
+                f.write(f"requirepass {password}\nsentinel sentinel-pass {password}\n")
         self.log_path = os.path.join(self.dir, "sentinel.log")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(["redis-sentinel", self.conf], stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=subprocess.STDOUT)
         _running.add(self.proc)
-        self.client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
+        self.client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5,
+                                  password=password)
 
     def ask(self, *args):
         try:
@@ -129,7 +133,8 @@ class Sentinel:
 class SentinelGroup:
     """A master, its replica and three sentinels; `url` is the redis-sentinel:// URL of them."""
 
-    def __init__(self, directory, down_after_ms=1000, failover_timeout_ms=3000):
+    def __init__(self, directory, down_after_ms=1000, failover_timeout_ms=3000,
+                 sentinel_password=None):
         d = str(directory)
         os.makedirs(os.path.join(d, "master"), exist_ok=True)
         os.makedirs(os.path.join(d, "replica"), exist_ok=True)
@@ -137,7 +142,8 @@ class SentinelGroup:
         self.replica = RedisServer(os.path.join(d, "replica"),
                                    extra=["--replicaof", "127.0.0.1", str(self.master.port)])
         self.sentinels = [Sentinel(os.path.join(d, f"sentinel{i}"), self.master.port,
-                                   down_after_ms, failover_timeout_ms) for i in range(3)]
+                                   down_after_ms, failover_timeout_ms, sentinel_password)
+                          for i in range(3)]
         self.url = "redis-sentinel://" + ",".join(
             f"127.0.0.1:{s.port}" for s in self.sentinels) + "/" + MASTER_NAME
         started = time.monotonic()

@@ -1,5 +1,5 @@
 """Redis Sentinel under load (docs/distributed.md, "Sentinel"): sluice finds the master through
-three real redis-sentinel processes, the master is killed (SIGKILL) while requests flow, and the
+three real redis-sentinel processes (which want AUTH), the master is killed (SIGKILL) while requests flow, and the
 sentinels promote the replica. Meanwhile each rule's failure policy answers (fail-open admits,
 fail-closed refuses, local decides locally at its share); once the sentinels announce the new
 master, sluice decides in Redis again within a second. The times are printed: the figure in
@@ -22,6 +22,7 @@ workers: 1
 write_back: false
 redis:
   url: {redis}
+  sentinel_password_env: SLUICE_TEST_SENTINEL_PASSWORD
   timeout: 100ms
   storage: redis
 routes:
@@ -65,9 +66,15 @@ def statuses(records):
     return out
 
 
+SENTINEL_PASSWORD = "the-sentinels-own-password"
+
+
 @pytest.fixture
-def sentinel_group(tmp_path):
-    group = SentinelGroup(tmp_path / "sentinel")
+def sentinel_group(tmp_path, monkeypatch):
+    # The sentinels want AUTH (their own password, not the data's): sluice reads it from the
+    # environment.
+    monkeypatch.setenv("SLUICE_TEST_SENTINEL_PASSWORD", SENTINEL_PASSWORD)
+    group = SentinelGroup(tmp_path / "sentinel", sentinel_password=SENTINEL_PASSWORD)
     yield group
     group.stop()
 

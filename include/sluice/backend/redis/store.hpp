@@ -96,6 +96,7 @@ class Store {
                             Source& source);
   void publish_stats();   // the breaker and the client counters, for the metrics thread
   void retire_clients();  // closes the clients a reconfigure replaced
+  void arm_stats();       // publishes every second, so a refused connect shows without traffic
 
   boost::asio::io_context& io_;
   StoreOptions options_;
@@ -105,6 +106,7 @@ class Store {
   std::vector<std::unique_ptr<Client>> retired_;
   Client::Stats closed_stats_;
   boost::asio::steady_timer retire_timer_;
+  boost::asio::steady_timer stats_timer_;
   Script script_;
   Breaker breaker_;
   std::vector<Part> pending_;
