@@ -16,6 +16,9 @@
 
 namespace sluice::backend::redis {
 
+// Writes "sluice: redis: <line>" to stderr.
+void log_to_stderr(const std::string& line);
+
 struct ClientOptions {
   // Where Redis is and how to reach it: standalone, cluster or sentinel; AUTH, db, TLS.
   StoreUrl url;
@@ -34,6 +37,9 @@ struct ClientOptions {
   // Commands waiting for a reply on one connection; past that a command fails kOverloaded at once
   // rather than queueing behind a server that is not keeping up.
   std::size_t max_pending = std::size_t{1} << 16;
+  // Where the client says why a connection failed, and that it is back, a line each
+  // ("sluice: redis: ..."): stderr; null: nowhere (sluice replay, whose stderr is its errors).
+  void (*log)(const std::string& line) = &log_to_stderr;
   friend bool operator==(const ClientOptions&, const ClientOptions&) = default;
 };
 

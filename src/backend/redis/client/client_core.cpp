@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
-#include <cstdio>
 
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/core/clock.hpp"
@@ -81,9 +80,10 @@ ClientCore::ClientCore(asio::io_context& io, ClientOptions options)
       retry_timer_(io) {
   if (sentinel_) {
     // The master is where the sentinels say; nodes_ stays empty until one does.
-    watch_ = std::make_unique<SentinelWatch>(io, options_.url.seeds, options_.url.master,
-                                             sentinel_options(options_, connection_options_),
-                                             [this](const Endpoint& at) { on_master(at); });
+    watch_ = std::make_unique<SentinelWatch>(
+        io, options_.url.seeds, options_.url.master,
+        sentinel_options(options_, connection_options_),
+        [this](const Endpoint& at) { on_master(at); }, options_.log);
     watch_->start();
     return;
   }
@@ -315,7 +315,7 @@ void ClientCore::on_failure(Connection&, RequestPtr request, Failure failure) {
 void ClientCore::on_connected(Connection& c, bool again) {
   if (again) ++stats_.reconnects;
   if (!last_logged_.empty()) {
-    std::fprintf(stderr, "sluice: redis: connected to %s\n", c.name().c_str());
+    if (options_.log != nullptr) options_.log("connected to " + c.name());
     last_logged_.clear();
   }
 }
@@ -344,7 +344,7 @@ void ClientCore::note_trouble(const Connection& c) {
   if (c.last_error() == last_logged_ && t - logged_at_ < kLogEvery) return;
   last_logged_ = c.last_error();
   logged_at_ = t;
-  std::fprintf(stderr, "sluice: redis: %s\n", last_logged_.c_str());
+  if (options_.log != nullptr) options_.log(last_logged_);
 }
 
 // ---- sentinel ----
@@ -370,9 +370,10 @@ void ClientCore::on_master(const Endpoint& at) {
   nodes_.clear();
   nodes_.push_back(Node{at, nullptr});
   if (switched) ++stats_.master_switches;
-  std::fprintf(stderr, "sluice: redis: the sentinels name %s as master '%s'%s\n",
-               format_endpoint(at).c_str(), options_.url.master.c_str(),
-               switched ? " (a failover)" : "");
+  if (options_.log != nullptr) {
+    options_.log("the sentinels name " + format_endpoint(at) + " as master '" +
+                 options_.url.master + "'" + (switched ? " (a failover)" : ""));
+  }
   // What waited on the old master fails now (its failure policy answers); new commands go to
   // the new one as soon as it has accepted the opening (AUTH, SELECT, ROLE).
   if (old) old->close();

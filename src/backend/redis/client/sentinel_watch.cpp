@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 
 namespace sluice::backend::redis::detail {
 
@@ -37,13 +36,15 @@ std::vector<std::string_view> words(std::string_view text) {
 }  // namespace
 
 SentinelWatch::SentinelWatch(boost::asio::io_context& io, std::vector<Endpoint> sentinels,
-                             std::string master, ConnectionOptions options, OnMaster on_master)
+                             std::string master, ConnectionOptions options, OnMaster on_master,
+                             void (*log)(const std::string&))
     : io_(io),
       sentinels_(std::move(sentinels)),
       master_(std::move(master)),
       options_(std::move(options)),
       subscriber_options_(options_),
       on_master_(std::move(on_master)),
+      log_(log),
       backoff_(options_.reconnect_min),
       retry_timer_(io) {
   subscriber_options_.subscriber = true;
@@ -139,7 +140,7 @@ void SentinelWatch::on_answer(std::size_t index, std::size_t tried, const Outcom
 void SentinelWatch::round_failed() {
   asking_ = false;
   last_error_ = "no sentinel named the master '" + master_ + "' (" + last_error_ + ")";
-  std::fprintf(stderr, "sluice: redis: %s\n", last_error_.c_str());
+  if (log_ != nullptr) log_(last_error_);
   retry_timer_.expires_after(std::chrono::nanoseconds(backoff_));
   retry_timer_.async_wait(
       [this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& ec) {

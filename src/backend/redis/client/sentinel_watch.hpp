@@ -23,7 +23,8 @@ class SentinelWatch final : public ConnectionEvents {
   // `options`: the sentinels' connections (their opening AUTH or PING, TLS); `on_master` is
   // told every address a sentinel gives, the same one again included, never inside ask().
   SentinelWatch(boost::asio::io_context& io, std::vector<Endpoint> sentinels, std::string master,
-                ConnectionOptions options, OnMaster on_master);
+                ConnectionOptions options, OnMaster on_master,
+                void (*log)(const std::string&) = nullptr);
   ~SentinelWatch();
   SentinelWatch(const SentinelWatch&) = delete;
   SentinelWatch& operator=(const SentinelWatch&) = delete;
@@ -58,6 +59,7 @@ class SentinelWatch final : public ConnectionEvents {
   ConnectionOptions options_;
   ConnectionOptions subscriber_options_;
   OnMaster on_master_;
+  void (*log_)(const std::string&);
   bool closed_ = false;
   std::uint64_t next_id_ = 1;
 
