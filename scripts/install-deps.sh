@@ -16,7 +16,7 @@ PACKAGES=(
   nginx-light curl wrk python3-requests
   # the overload benchmark's other limiting proxy (make bench-overload: maxconn + timeout queue)
   haproxy
-  redis-server redis-tools python3-redis
+  redis-server redis-sentinel redis-tools python3-redis
   # Envoy rate limit service: gRPC/protobuf C++ and codegen, and the Python client of its tests
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   python3-grpcio python3-grpc-tools python3-protobuf

@@ -176,6 +176,12 @@ int run_replay(const ReplayOptions& o, std::FILE* in, std::FILE* out, std::FILE*
   std::optional<backend::redis::StoreUrl> redis_url;
   if (o.store != "local") {
     auto url = backend::redis::parse_store_url(o.store);
+    // Replay's contract is the plain forms: no TLS, AUTH, database or sentinels to set up.
+    const auto slash = o.store.find('/', o.store.find("://") + 3);
+    const bool path = slash != std::string::npos && slash + 1 < o.store.size();
+    if (url && (url->tls.enabled || url->sentinel || path || !url->auth.user.empty())) {
+      url = core::make_error("sluice replay takes a plain Redis URL");
+    }
     if (!url) {
       return fail(err, "--store: '" + o.store + "': " + url.error() +
                            " (accepted: local, redis://HOST:PORT, "

@@ -187,7 +187,7 @@ void check_resp(const RuleSet& rs, const Origins& o, Errors& errors) {
   if (!rs.resp) return;
   const RespSettings& r = *rs.resp;
   if (r.storage == Storage::kRedis && o.top.ok("resp.storage") &&
-      (!rs.redis || rs.redis->url.empty())) {
+      (!rs.redis || !rs.redis->configured())) {
     errors.add(o.top.at("resp.storage"),
                "field 'resp.storage': CL.THROTTLE kept in Redis, but no store is configured: "
                "add redis: {url: redis://127.0.0.1:6379}");
@@ -215,7 +215,7 @@ void check_rls(const RuleSet& rs, const Origins& o, Errors& errors) {
   if (!rs.rls) return;
   const RlsSettings& r = *rs.rls;
   if (r.storage == Storage::kRedis && o.top.ok("rls.storage") &&
-      (!rs.redis || rs.redis->url.empty())) {
+      (!rs.redis || !rs.redis->configured())) {
     errors.add(o.top.at("rls.storage"),
                "field 'rls.storage': RLS limits kept in Redis, but no store is configured: add "
                "redis: {url: redis://127.0.0.1:6379}");
@@ -253,7 +253,7 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
     }
     return;
   }
-  if (!rs.redis || rs.redis->url.empty()) {
+  if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
                p + "kept in Redis, but no store is configured: add redis: {url: "
                    "redis://127.0.0.1:6379} (or redis-cluster://HOST:PORT,...)");
@@ -323,13 +323,7 @@ void check_redis(const RuleSet& rs, const RuleIndex& rules, const Origins& o, Er
     check_redis_rule(rs, rs.rules[i], o.rules[i], errors);
   }
   check_redis_routes(rs, rules, o, errors);
-  if (rs.redis && !rs.redis->url.empty()) {
-    if (auto url = proto::resp::parse_store_url(rs.redis->url); !url) {
-      errors.add(o.top.at("redis.url"), "field 'redis.url': " + url.error() +
-                                            " (e.g. redis://127.0.0.1:6379 or "
-                                            "redis-cluster://10.0.0.1:7000,10.0.0.2:7000)");
-    }
-  }
+  if (rs.redis) internal::check_redis_store(*rs.redis, o.top, errors);
 }
 
 }  // namespace

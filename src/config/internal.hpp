@@ -151,5 +151,8 @@ struct Origins {
 // The checks on the model (config_checks.cpp), run by loading after reading and by validate().
 void check_rule(const Rule& r, const Origin& o, Errors& errors);
 void check_all(const RuleSet& rs, const Origins& o, Errors& errors);
+// The `redis:` section's combinations: one way to name Redis, the db a cluster allows, AUTH
+// with a password, the TLS files that go together (redis_checks.cpp).
+void check_redis_store(const RedisSettings& r, const Origin& top, Errors& errors);
 
 }  // namespace sluice::config::internal

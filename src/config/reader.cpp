@@ -38,10 +38,12 @@ using internal::line_of;
 using internal::Named;
 using internal::Origin;
 using internal::Origins;
+using internal::parse_env_name;
 using internal::parse_ip;
 using internal::parse_share;
 using internal::quoted;
 using internal::read_redis_options;
+using internal::read_secret;
 using internal::RedisOptionFields;
 using internal::Section;
 using internal::shown_field;
@@ -257,8 +259,10 @@ Upstream read_upstream(const Entry& e, Errors& errors, Origin& origin) {
   return u;
 }
 
+}  // namespace
+
 // An environment variable's name as a shell writes it.
-core::Expected<std::string> parse_env_name(const std::string& t) {
+core::Expected<std::string> internal::parse_env_name(const std::string& t) {
   const bool ok = !t.empty() && std::isdigit(static_cast<unsigned char>(t[0])) == 0 &&
                   std::all_of(t.begin(), t.end(), [](char c) {
                     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -269,6 +273,8 @@ core::Expected<std::string> parse_env_name(const std::string& t) {
   }
   return t;
 }
+
+namespace {
 
 // A name the admin listener answers to in Host: a host name or an IP address (IPv6 in
 // brackets), without a port, compared without letter case.
@@ -305,37 +311,46 @@ constexpr std::size_t kMaxSecretFile = 4096;
 constexpr std::size_t kMinQueuedBytes = 1024;
 constexpr std::size_t kMaxQueuedBytes = std::size_t{1} << 30;
 
+}  // namespace
+
 // A secret for AUTH: the first line of a file (a trailing newline dropped), or a variable.
-std::optional<std::string> read_secret(Section& r, const RespSettings& resp) {
-  if (!resp.password_file.empty()) {
+std::optional<std::string> internal::read_secret(Section& r, std::string_view file_field,
+                                                 const std::string& file,
+                                                 std::string_view env_field,
+                                                 const std::string& env) {
+  if (!file.empty() && !env.empty()) {
+    r.fail(env_field,
+           "give " + std::string(file_field) + " or " + std::string(env_field) + ", not both");
+    return std::nullopt;
+  }
+  if (!file.empty()) {
     // The config's own reader: a FIFO or a device named here would otherwise block a reload
     // on the config thread for good.
-    auto text = read_config_file(resp.password_file, kMaxSecretFile, "a password file");
+    auto text = read_config_file(file, kMaxSecretFile, "a password file");
     if (!text) {
-      r.fail("password_file", "cannot read " + quoted(resp.password_file) + ": " + text.error());
+      r.fail(file_field, "cannot read " + quoted(file) + ": " + text.error());
       return std::nullopt;
     }
     std::string secret = std::move(text).value();
     while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
     if (secret.empty() || secret.size() > 1024) {
-      r.fail("password_file", quoted(resp.password_file) +
-                                  " must hold a password of 1 to 1024 "
-                                  "bytes");
+      r.fail(file_field, quoted(file) + " must hold a password of 1 to 1024 bytes");
       return std::nullopt;
     }
     return secret;
   }
-  if (!resp.password_env.empty()) {
-    const char* v = std::getenv(resp.password_env.c_str());
+  if (!env.empty()) {
+    const char* v = std::getenv(env.c_str());
     if (v == nullptr || *v == 0) {
-      r.fail("password_env",
-             "the environment variable " + quoted(resp.password_env) + " is not set (or empty)");
+      r.fail(env_field, "the environment variable " + quoted(env) + " is not set (or empty)");
       return std::nullopt;
     }
     return std::string(v);
   }
   return std::string();
 }
+
+namespace {
 
 // What one client may cost: failed AUTHs, a transaction's queue.
 void read_resp_limits(Section& r, RespSettings& resp) {
@@ -382,9 +397,8 @@ std::optional<RespSettings> read_resp(Section& s) {
   if (auto u = r->text("user")) resp.user = *u;
   if (auto f = r->text("password_file")) resp.password_file = *f;
   if (auto e = r->text("password_env")) resp.password_env = *e;
-  if (!resp.password_file.empty() && !resp.password_env.empty()) {
-    r->fail("password_env", "give password_file or password_env, not both");
-  } else if (auto secret = read_secret(*r, resp)) {
+  if (auto secret =
+          read_secret(*r, "password_file", resp.password_file, "password_env", resp.password_env)) {
     resp.password = *secret;
     resp.password_line = r->line(resp.password_file.empty() ? "password_env" : "password_file");
   }
@@ -484,20 +498,7 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
   }
   if (auto log = s.text("access_log")) rs.access_log = *log;
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;
-  if (auto r = s.section("redis", {"url", "timeout", "storage", "on_failure", "local_share",
-                                   "lease", "lease_ttl"})) {
-    RedisSettings redis;
-    redis.line = s.line("redis");
-    if (auto url = r->text("url")) redis.url = *url;
-    if (auto t = r->duration("timeout")) redis.timeout = *t;
-    if (auto st = r->choice("storage", kStorages)) redis.default_storage = *st;
-    const RedisOptionFields o = read_redis_options(*r);
-    if (o.on_failure) redis.defaults.on_failure = *o.on_failure;
-    if (o.local_share) redis.defaults.local_share = *o.local_share;
-    if (o.lease) redis.defaults.lease = *o.lease;
-    if (o.lease_ttl) redis.defaults.lease_ttl = *o.lease_ttl;
-    rs.redis = redis;
-  }
+  rs.redis = internal::read_redis(s);
 
   rs.resp = read_resp(s);
   rs.rls = internal::read_rls(s, errors);

@@ -60,3 +60,38 @@ RedisRuleOptions RuleSet::redis_options_of(const Rule& rule) const {
 }
 
 }  // namespace sluice::config
+
+namespace sluice::config {
+
+core::Expected<proto::resp::StoreUrl> RedisSettings::store_url() const {
+  proto::resp::StoreUrl out;
+  if (!url.empty()) {
+    auto parsed = proto::resp::parse_store_url(url);
+    if (!parsed) return parsed;
+    out = std::move(parsed).value();
+  } else if (!sentinels.empty()) {
+    out.sentinel = true;
+    out.seeds = sentinels;
+    out.master = master;
+  } else {
+    return core::make_error("no Redis is named: give redis.url, or redis.sentinels and master");
+  }
+  if (db) out.db = *db;
+  if (!auth.user.empty()) out.auth.user = auth.user;
+  out.auth.password = auth.password;
+  out.sentinel_auth.user = sentinel_auth.user;
+  out.sentinel_auth.password = sentinel_auth.password;
+  if (tls) {
+    out.tls.enabled = true;
+    out.tls.verify = tls->verify;
+    out.tls.ca_file = tls->ca_file;
+    out.tls.ca_dir = tls->ca_dir;
+    out.tls.cert_file = tls->cert_file;
+    out.tls.key_file = tls->key_file;
+    out.tls.server_name = tls->server_name;
+    out.tls.fingerprint = tls->fingerprint;
+  }
+  return out;
+}
+
+}  // namespace sluice::config

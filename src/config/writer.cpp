@@ -249,9 +249,43 @@ void emit_http_settings(YAML::Emitter& out, const RuleSet& rs) {
   out << YAML::EndMap;
 }
 
+// A user and where its password is read (never the password).
+void emit_auth(YAML::Emitter& out, const RedisSecret& a, const std::string& prefix) {
+  if (!a.user.empty()) out << YAML::Key << prefix + "user" << YAML::Value << a.user;
+  if (!a.password_file.empty()) {
+    out << YAML::Key << prefix + "password_file" << YAML::Value << YAML::DoubleQuoted
+        << a.password_file;
+  }
+  if (!a.password_env.empty()) {
+    out << YAML::Key << prefix + "password_env" << YAML::Value << a.password_env;
+  }
+}
+
+void emit_redis_tls(YAML::Emitter& out, const RedisTls& t) {
+  out << YAML::Key << "tls" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "verify" << YAML::Value << (t.verify ? "true" : "false");
+  for (const auto& [field, value] :
+       {std::pair{"ca_file", &t.ca_file}, std::pair{"ca_dir", &t.ca_dir},
+        std::pair{"cert_file", &t.cert_file}, std::pair{"key_file", &t.key_file},
+        std::pair{"server_name", &t.server_name}}) {
+    if (!value->empty()) out << YAML::Key << field << YAML::Value << YAML::DoubleQuoted << *value;
+  }
+  out << YAML::EndMap;
+}
+
 void emit_redis(YAML::Emitter& out, const RedisSettings& r) {
   out << YAML::Key << "redis" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "url" << YAML::Value << r.url;
+  if (!r.url.empty()) out << YAML::Key << "url" << YAML::Value << r.url;
+  if (!r.sentinels.empty()) {
+    std::vector<std::string> sentinels;
+    for (const auto& e : r.sentinels) sentinels.push_back(format_endpoint(e));
+    emit_list(out, "sentinels", sentinels);
+    out << YAML::Key << "master" << YAML::Value << r.master;
+  }
+  if (r.db) out << YAML::Key << "db" << YAML::Value << *r.db;
+  emit_auth(out, r.auth, "");
+  emit_auth(out, r.sentinel_auth, "sentinel_");
+  if (r.tls) emit_redis_tls(out, *r.tls);
   out << YAML::Key << "timeout" << YAML::Value << core::format_duration(r.timeout);
   out << YAML::Key << "storage" << YAML::Value
       << std::string(name_of(kStorages, r.default_storage));

@@ -13,15 +13,22 @@ namespace sluice::engine {
 
 Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry,
            const core::Clock* clock)
-    : engine_(engine), io_(io) {
+    : engine_(engine), io_(io), registry_(registry), clock_(clock) {
   snapshot();
-  if (auto options = store_options(snapshot_->rules)) {
-    if (clock != nullptr) options->client.clock = clock;
-    store_ = std::make_unique<backend::redis::Store>(io_, *options);
-    if (registry != nullptr) {
-      metrics_ = registry->add(
-          [store = store_.get()](metrics::Sink& sink) { collect_store_metrics(sink, *store); });
-    }
+}
+
+void Loop::follow_redis_settings() {
+  auto options = store_options(snapshot_->rules);
+  if (!options) return;  // no store named: one made before stays, idle (no rule can use it)
+  if (clock_ != nullptr) options->client.clock = clock_;
+  if (store_ != nullptr) {
+    store_->reconfigure(*options);
+    return;
+  }
+  store_ = std::make_unique<backend::redis::Store>(io_, *options);
+  if (registry_ != nullptr) {
+    metrics_ = registry_->add(
+        [store = store_.get()](metrics::Sink& sink) { collect_store_metrics(sink, *store); });
   }
 }
 
@@ -35,6 +42,7 @@ const std::shared_ptr<const Snapshot>& Loop::snapshot() {
   if (v != version_ || !snapshot_) {
     snapshot_ = engine_.state().snapshot();
     version_ = v;
+    follow_redis_settings();
   }
   return snapshot_;
 }
@@ -53,7 +61,7 @@ Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
 void Loop::complete(Outcome& out, std::function<void()> done) {
   detail::Remote& remote = *detail::remote_of(out);
   if (store_ == nullptr) {
-    // No store on this loop (a redis url added after start): each rule's failure policy.
+    // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
     boost::asio::post(io_, [this, &out, done = std::move(done)] {
       engine_.state().finish(out, detail::answer_without_store(*detail::remote_of(out)));

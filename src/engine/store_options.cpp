@@ -4,8 +4,9 @@
 namespace sluice::engine {
 
 std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet& rules) {
-  if (!rules.redis || rules.redis->url.empty()) return std::nullopt;
-  auto url = backend::redis::parse_store_url(rules.redis->url);
+  if (!rules.redis || !rules.redis->configured()) return std::nullopt;
+  // The url (or sentinels) with the db, the secrets and TLS folded in.
+  auto url = rules.redis->store_url();
   if (!url) return std::nullopt;  // validate() reported it; a valid RuleSet never gets here
   backend::redis::StoreOptions o;
   o.client.url = *url;

@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "sluice/config/rls.hpp"
+#include "sluice/core/expected.hpp"
 #include "sluice/core/rate.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/proto/endpoint.hpp"
 #include "sluice/proto/http/ip_address.hpp"
 #include "sluice/proto/http/request_target.hpp"
+#include "sluice/proto/resp/store_url.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
 namespace sluice::config {
@@ -91,13 +93,51 @@ struct RedisRuleOptions {
   friend bool operator==(const RedisRuleOptions&, const RedisRuleOptions&) = default;
 };
 
-// The shared store: `redis: {url, timeout, storage, on_failure, local_share}`.
+// `redis.tls`: TLS to Redis through OpenSSL (docs/distributed.md, "Redis as it is deployed").
+// Present (or a rediss:// url): TLS on. The files are read by the client at each connect.
+struct RedisTls {
+  bool verify = true;             // the server's chain and name
+  std::string ca_file;            // PEM; neither file nor dir: the system's trust store
+  std::string ca_dir;             // a c_rehash'ed directory of PEM certificates
+  std::string cert_file;          // the client's certificate (tls-auth-clients on the server)
+  std::string key_file;           // its key; with cert_file
+  std::string server_name;        // SNI and the name checked; "": the host connected to
+  std::uint64_t fingerprint = 0;  // of the files' contents (a renewed certificate is a change)
+  int line = 0;
+};
+
+// A secret named by the config, read at each load: from a file (its first line) or an
+// environment variable, never written in the config text or written back.
+struct RedisSecret {
+  std::string user;           // "" : the default user (AUTH password)
+  std::string password_file;  // as written
+  std::string password_env;
+  std::string password;  // what was read; "" = no AUTH
+  int line = 0;          // of password_file or password_env
+};
+
+// The shared store: `redis: {url | sentinels + master, db, user, password_file | password_env,
+// tls, timeout, storage, on_failure, local_share, lease, lease_ttl}`.
 struct RedisSettings {
-  std::string url;  // redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...]
+  // redis[s]://HOST:PORT[/DB], redis[s]-cluster://HOST:PORT[,...] or
+  // redis[s]-sentinel://HOST:PORT[,...]/MASTER[/DB]; or "" with `sentinels` and `master`.
+  std::string url;
+  std::vector<Endpoint> sentinels;  // the `sentinels: [...]` form (port 26379 by default)
+  std::string master;
+  std::optional<std::int64_t> db;  // overrides the url's /DB
+  RedisSecret auth;                // the user may also come from the url (USER@HOST)
+  RedisSecret sentinel_auth;       // `sentinel_user`, `sentinel_password_file|env`
+  std::optional<RedisTls> tls;
   core::Nanos timeout = 50 * core::kNanosPerMilli;
   Storage default_storage = Storage::kLocal;  // for rules that do not say
   RedisRuleOptions defaults;                  // for rules that do not say
   int line = 0;
+
+  // Whether a store is named (a url, or sentinels).
+  bool configured() const { return !url.empty() || !sentinels.empty(); }
+  // The store as the Redis client takes it: the url (or the sentinels and master) with the
+  // db, the secrets read and the TLS settings folded in; the url's error when it is bad.
+  core::Expected<proto::resp::StoreUrl> store_url() const;
 };
 
 inline constexpr std::int64_t kDefaultMaxPermits = 100000;

@@ -28,8 +28,9 @@ class Engine;
 
 class Loop {
  public:
-  // Makes the loop's Redis store when the config names one (a url added later takes a
-  // restart), its deadlines in `clock` (the loop's; the steady clock when null). Registers the
+  // Makes the loop's Redis store when the config names one, its deadlines in `clock` (the
+  // loop's; the steady clock when null), and again when a reload names one first; a reload
+  // that changes the redis settings reconfigures it (Store::reconfigure). Registers the
   // store's counters with `registry` when given.
   Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry = nullptr,
        const core::Clock* clock = nullptr);
@@ -65,9 +66,13 @@ class Loop {
  private:
   void complete(Outcome& out, std::function<void()> done);
   const std::shared_ptr<const Snapshot>& snapshot();
+  // The snapshot's `redis:` into the store: made, or reconfigured when its settings changed.
+  void follow_redis_settings();
 
   Engine& engine_;
   boost::asio::io_context& io_;
+  metrics::Registry* registry_;
+  const core::Clock* clock_;
   std::shared_ptr<const Snapshot> snapshot_;
   std::uint64_t version_ = 0;
   std::unique_ptr<backend::redis::Store> store_;

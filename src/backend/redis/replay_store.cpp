@@ -25,6 +25,7 @@ ReplayStore::ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>
   options.url = url;
   options.timeout = kReplayTimeout;
   options.connect_timeout = 2 * core::kNanosPerSecond;
+  options.log = nullptr;  // replay's stderr carries its own error, one line
   client_ = std::make_unique<Client>(io_, options);
   for (const auto& s : specs) limits_.push_back(script_limit(s));
   prefix_ = fmt::format("sluice:replay:{}:", run);

@@ -3,6 +3,7 @@
 #include "sluice/backend/redis/store.hpp"
 
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -82,12 +83,66 @@ StoreOptions with_clock(StoreOptions o) {
 Store::Store(boost::asio::io_context& io, StoreOptions options)
     : io_(io),
       options_(with_clock(std::move(options))),
-      client_(io, options_.client),
+      client_(std::make_unique<Client>(io, options_.client)),
+      retire_timer_(io),
+      stats_timer_(io),
       script_{std::string(script_text())},
       breaker_(options_.breaker),
-      alive_(std::make_shared<bool>(true)) {}
+      alive_(std::make_shared<bool>(true)) {
+  arm_stats();
+}
+
+void Store::arm_stats() {
+  stats_timer_.expires_after(std::chrono::seconds(1));
+  stats_timer_.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        publish_stats();
+        arm_stats();
+      });
+}
 
 Store::~Store() { *alive_ = false; }
+
+bool Store::reconfigure(const StoreOptions& given) {
+  const StoreOptions options = with_clock(given);
+  if (options.client == options_.client) return false;
+  // The old client keeps its own options (its deadlines); the batching options move at once.
+  const core::Nanos drain = options_.client.timeout + options_.client.connect_timeout;
+  retired_.push_back(std::move(client_));
+  options_ = options;
+  client_ = std::make_unique<Client>(io_, options_.client);
+  breaker_.success();
+  stats_.reconfigures.fetch_add(1, std::memory_order_relaxed);
+  // Every command of the old client has a deadline within `drain` of now: past it, nothing
+  // waits on it but replies that will never be read.
+  retire_timer_.expires_after(std::chrono::nanoseconds(2 * drain));
+  retire_timer_.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& ec) {
+        if (ec || alive.expired()) return;
+        retire_clients();
+      });
+  publish_stats();
+  return true;
+}
+
+void Store::retire_clients() {
+  auto retired = std::move(retired_);
+  retired_.clear();
+  for (auto& c : retired) {
+    c->close();  // fails what is left by policy (a callback may decide again: the new client)
+    const Client::Stats& s = c->stats();
+    closed_stats_.timeouts += s.timeouts;
+    closed_stats_.reconnects += s.reconnects;
+    closed_stats_.moved += s.moved;
+    closed_stats_.ask += s.ask;
+    closed_stats_.script_loads += s.script_loads;
+    closed_stats_.refused_connects += s.refused_connects;
+    closed_stats_.tls_failures += s.tls_failures;
+    closed_stats_.master_switches += s.master_switches;
+  }
+  publish_stats();
+}
 
 void Store::schedule_flush() {
   if (flush_scheduled_) return;
@@ -210,11 +265,11 @@ void Store::send(std::vector<Part> parts) {
   stats_.scripts.fetch_add(1, std::memory_order_relaxed);
   stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
   auto shape = batch.limits_per_request();
-  client_.eval(script_, batch.take_keys(), batch.take_args(),
-               [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-                shape = std::move(shape)](Outcome outcome) {
-                 if (!alive.expired()) answered(parts, shape, outcome);
-               });
+  client_->eval(script_, batch.take_keys(), batch.take_args(),
+                [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
+                 shape = std::move(shape)](Outcome outcome) {
+                  if (!alive.expired()) answered(parts, shape, outcome);
+                });
 }
 
 void Store::answered(const std::vector<Part>& parts, const std::vector<int>& shape,
@@ -383,12 +438,28 @@ Answer answer_without_store(const Query& query, core::Nanos now) {
 void Store::publish_stats() {
   stats_.breaker_state.store(static_cast<int>(breaker_.state()), std::memory_order_relaxed);
   stats_.breaker_opens.store(breaker_.opens(), std::memory_order_relaxed);
-  const Client::Stats& c = client_.stats();
+  Client::Stats c = closed_stats_;
+  const auto add = [&c](const Client::Stats& s) {
+    c.timeouts += s.timeouts;
+    c.reconnects += s.reconnects;
+    c.moved += s.moved;
+    c.ask += s.ask;
+    c.script_loads += s.script_loads;
+    c.refused_connects += s.refused_connects;
+    c.tls_failures += s.tls_failures;
+    c.master_switches += s.master_switches;
+  };
+  add(client_->stats());
+  for (const auto& r : retired_) add(r->stats());
   stats_.client_timeouts.store(c.timeouts, std::memory_order_relaxed);
   stats_.client_reconnects.store(c.reconnects, std::memory_order_relaxed);
   stats_.client_moved.store(c.moved, std::memory_order_relaxed);
   stats_.client_ask.store(c.ask, std::memory_order_relaxed);
   stats_.client_script_loads.store(c.script_loads, std::memory_order_relaxed);
+  stats_.client_refused_connects.store(c.refused_connects, std::memory_order_relaxed);
+  stats_.client_tls_failures.store(c.tls_failures, std::memory_order_relaxed);
+  stats_.client_master_switches.store(c.master_switches, std::memory_order_relaxed);
+  stats_.connected.store(client_->connected() ? 1 : 0, std::memory_order_relaxed);
 }
 
 void Store::finish(const std::shared_ptr<Job>& job) {

@@ -48,7 +48,26 @@ constexpr Counter kCounters[] = {
     {{"sluice_redis_client_script_loads_total", Kind::kCounter,
       "SCRIPT LOADs after NOSCRIPT (first use, a restart or flush)."},
      [](const Store::Stats& s) { return s.client_script_loads.load(std::memory_order_relaxed); }},
+    {{"sluice_redis_client_refused_connects_total", Kind::kCounter,
+      "Connection attempts Redis refused at AUTH (a wrong password or user), SELECT or ROLE "
+      "(not a master)."},
+     [](const Store::Stats& s) {
+       return s.client_refused_connects.load(std::memory_order_relaxed);
+     }},
+    {{"sluice_redis_client_tls_failures_total", Kind::kCounter,
+      "Connection attempts that failed at the TLS handshake or the certificate check."},
+     [](const Store::Stats& s) { return s.client_tls_failures.load(std::memory_order_relaxed); }},
+    {{"sluice_redis_sentinel_switches_total", Kind::kCounter,
+      "Moves to another master named by the sentinels (failovers followed)."},
+     [](const Store::Stats& s) {
+       return s.client_master_switches.load(std::memory_order_relaxed);
+     }},
+    {{"sluice_redis_reconfigures_total", Kind::kCounter,
+      "Redis clients replaced because a reload changed the redis settings."},
+     [](const Store::Stats& s) { return s.reconfigures.load(std::memory_order_relaxed); }},
 };
+constexpr Family kConnectedLoops{"sluice_redis_connected_loops", Kind::kGauge,
+                                 "Event loops whose Redis client has a live connection."};
 
 }  // namespace
 
@@ -59,6 +78,7 @@ void collect_store_metrics(metrics::Sink& sink, const Store& store) {
              static_cast<double>(stats.by_source[i].load(std::memory_order_relaxed)));
   }
   for (const Counter& c : kCounters) sink.add(c.family, {}, static_cast<double>(c.get(stats)));
+  sink.add(kConnectedLoops, {}, stats.connected.load(std::memory_order_relaxed));
   const char* names[] = {"closed", "open", "half_open"};
   const int state = stats.breaker_state.load(std::memory_order_relaxed);
   for (int st = 0; st < 3; ++st)

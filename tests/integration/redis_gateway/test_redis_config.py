@@ -45,7 +45,8 @@ CASES = [
     ("url-scheme", HEAD + "redis:\n  url: http://127.0.0.1:6379  # <-a\n" + ROUTE + RULE
      + "    storage: redis\n",
      [("a", r"field 'redis\.url': unknown scheme 'http' in Redis URL "
-            r"'http://127\.0\.0\.1:6379' \(expected redis or redis-cluster\)")]),
+            r"'http://127\.0\.0\.1:6379' \(expected redis or redis-cluster, redis-sentinel, or "
+            r"rediss, rediss-cluster, rediss-sentinel for TLS\)")]),
     ("url-port", HEAD + "redis:\n  url: redis-cluster://127.0.0.1:7000,127.0.0.1:0  # <-a\n"
      + ROUTE + RULE + "    storage: redis\n",
      [("a", r"field 'redis\.url': bad port '0'")]),
@@ -217,3 +218,18 @@ def test_the_distributed_example_config_checks_ok():
     r = subprocess.run([sluice_binary(), "check-config", path], capture_output=True, text=True,
                        timeout=30)
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
+
+
+def test_the_tls_sentinel_example_config_checks_ok_given_its_secret():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
+                        "redis-tls-sentinel.yaml")
+    run = lambda env: subprocess.run([sluice_binary(), "check-config", path],  # noqa: E731
+                                     capture_output=True, text=True, timeout=30, env=env)
+    env = {k: v for k, v in os.environ.items() if k != "SLUICE_REDIS_PASSWORD"}
+    r = run({**env, "SLUICE_REDIS_PASSWORD": "a-long-random-password"})
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    # Without it, the line that names it says so.
+    r = run(env)
+    assert r.returncode == 2
+    assert re.search(r"redis-tls-sentinel\.yaml:\d+: field 'redis\.password_env': the "
+                     r"environment variable 'SLUICE_REDIS_PASSWORD' is not set", r.stderr), r.stderr

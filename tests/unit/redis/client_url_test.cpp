@@ -35,6 +35,54 @@ TEST(ClientUrl, Cluster) {
   EXPECT_EQ(format_store_url(*url), "redis-cluster://10.0.0.1:7000,10.0.0.2:7001,redis-3:6379");
 }
 
+TEST(ClientUrl, UserDatabaseAndTlsFromTheUrl) {
+  auto url = parse_store_url("rediss://sluice@10.0.0.1:6380/2");
+  ASSERT_TRUE(url) << url.error();
+  EXPECT_TRUE(url->tls.enabled);
+  EXPECT_TRUE(url->tls.verify);
+  EXPECT_EQ(url->auth.user, "sluice");
+  EXPECT_EQ(url->auth.password, "");
+  EXPECT_EQ(url->db, 2);
+  EXPECT_EQ(url->seeds[0], (Endpoint{"10.0.0.1", 6380}));
+  EXPECT_EQ(format_store_url(*url), "rediss://sluice@10.0.0.1:6380/2");
+
+  auto plain = parse_store_url("redis://h/0");
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(plain->tls.enabled);
+  EXPECT_EQ(plain->db, 0);
+  EXPECT_EQ(format_store_url(*plain), "redis://h:6379");
+
+  auto cluster = parse_store_url("rediss-cluster://a:7000,b:7001/0");
+  ASSERT_TRUE(cluster) << cluster.error();
+  EXPECT_TRUE(cluster->cluster);
+  EXPECT_TRUE(cluster->tls.enabled);
+  EXPECT_EQ(format_store_url(*cluster), "rediss-cluster://a:7000,b:7001");
+}
+
+TEST(ClientUrl, SentinelsOnTheirPortAndTheMastersName) {
+  auto url = parse_store_url("redis-sentinel://10.0.0.1,10.0.0.2:5000,[::1]/mymaster/3");
+  ASSERT_TRUE(url) << url.error();
+  EXPECT_TRUE(url->sentinel);
+  EXPECT_FALSE(url->cluster);
+  ASSERT_EQ(url->seeds.size(), 3U);
+  EXPECT_EQ(url->seeds[0], (Endpoint{"10.0.0.1", 26379}));
+  EXPECT_EQ(url->seeds[1], (Endpoint{"10.0.0.2", 5000}));
+  EXPECT_EQ(url->seeds[2], (Endpoint{"::1", 26379}));
+  EXPECT_EQ(url->master, "mymaster");
+  EXPECT_EQ(url->db, 3);
+  EXPECT_EQ(format_store_url(*url),
+            "redis-sentinel://10.0.0.1:26379,10.0.0.2:5000,[::1]:26379/mymaster/3");
+  auto again = parse_store_url(format_store_url(*url));
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ(*again, *url);
+
+  auto tls = parse_store_url("rediss-sentinel://s1:26380/cache");
+  ASSERT_TRUE(tls) << tls.error();
+  EXPECT_TRUE(tls->sentinel && tls->tls.enabled);
+  EXPECT_EQ(tls->master, "cache");
+  EXPECT_EQ(tls->db, 0);
+}
+
 TEST(ClientUrl, ErrorsNameTheBadPart) {
   auto expect_error = [](std::string_view text, std::string_view part) {
     auto url = parse_store_url(text);
@@ -50,7 +98,18 @@ TEST(ClientUrl, ErrorsNameTheBadPart) {
   expect_error("redis://a:1,b:2", "use redis-cluster://");
   expect_error("redis-cluster://a:1,,b:2", "empty seed 2");
   expect_error("redis-cluster://a:1,b:2x", "seed 2 'b:2x'");
-  expect_error("redis://user@h:1", "bad character '@'");
+  expect_error("redis://user:secret@h:1", "a password in the Redis URL");
+  expect_error("redis://:secret@h:1", "a password in the Redis URL");
+  expect_error("redis://@h:1", "empty user");
+  expect_error("redis://h:1/x", "bad database number 'x'");
+  expect_error("redis://h:1/-1", "bad database number '-1'");
+  expect_error("redis://h:1/2147483648", "bad database number '2147483648'");
+  expect_error("redis-cluster://a:1,b:2/3", "Redis Cluster has only database 0");
+  expect_error("redis-sentinel://a:1,b:2", "needs the master's name");
+  expect_error("redis-sentinel://a:1/", "needs the master's name");
+  expect_error("redis-sentinel://a:1/my master", "may hold no spaces");
+  expect_error("rediss://a:1,b:2", "takes one host");
+  expect_error("redis-sentinel://a:1/m/x", "bad database number 'x'");
   expect_error("redis://::1:6379", "needs brackets");
   expect_error("redis://[::1:6379", "unclosed '['");
 }

@@ -16,7 +16,11 @@
 
 namespace sluice::backend::redis {
 
+// Writes "sluice: redis: <line>" to stderr.
+void log_to_stderr(const std::string& line);
+
 struct ClientOptions {
+  // Where Redis is and how to reach it: standalone, cluster or sentinel; AUTH, db, TLS.
   StoreUrl url;
   // The time deadlines are measured in, injected by the loop that owns the client (null: the
   // steady clock, filled in by the client, so that this header reads no clock).
@@ -34,6 +38,10 @@ struct ClientOptions {
   // Commands waiting for a reply on one connection; past that a command fails kOverloaded at once
   // rather than queueing behind a server that is not keeping up.
   std::size_t max_pending = std::size_t{1} << 16;
+  // Where the client says why a connection failed, and that it is back, a line each
+  // ("sluice: redis: ..."): stderr; null: nowhere (sluice replay, whose stderr is its errors).
+  void (*log)(const std::string& line) = &log_to_stderr;
+  friend bool operator==(const ClientOptions&, const ClientOptions&) = default;
 };
 
 // A Lua script called by its SHA1 (EVALSHA). The client loads it (SCRIPT LOAD) the first time a
@@ -58,7 +66,15 @@ class ClientCore;
 // command()/eval() call that submitted it. Commands submitted in one loop turn are written to
 // each connection together (one write); replies come back in submission order per connection.
 //
+// Every connection opens with AUTH (or PING when there is no password), SELECT when the db is
+// not 0, and ROLE for a master found through Sentinel, before any command is written to it; a
+// refusal fails the attempt like a refused connect (Stats::refused_connects, a line on stderr).
+// With TLS, the stream is verified (chain and name) unless the url's tls.verify is off.
+//
 // Standalone: one connection, opened at construction, reconnected by itself with backoff.
+// Sentinel: the master the sentinels name (asked at construction, again when it fails or
+// answers READONLY, and at each +switch-master); commands wait for the first answer within
+// their deadline; a switch fails what waited on the old master and reconnects to the new one.
 // Cluster: one connection per master, opened on first use; commands go to the owner of their
 // key's slot; MOVED updates the slot map (and triggers a full refresh), ASK is followed once
 // with ASKING, TRYAGAIN and CLUSTERDOWN are retried shortly while the deadline allows.
@@ -95,6 +111,9 @@ class Client {
     std::uint64_t reconnects = 0;          // connections established again after a loss
     std::uint64_t script_loads = 0;        // SCRIPT LOAD sent after NOSCRIPT
     std::uint64_t topology_refreshes = 0;  // cluster slot maps read (CLUSTER SLOTS)
+    std::uint64_t refused_connects = 0;    // attempts refused at AUTH, SELECT or ROLE
+    std::uint64_t tls_failures = 0;        // attempts failed at the TLS handshake or its check
+    std::uint64_t master_switches = 0;     // sentinel: moves to another master (failovers)
   };
   const Stats& stats() const;
 

@@ -12,6 +12,8 @@ using proto::resp::format_endpoint;
 using proto::resp::format_store_url;
 using proto::resp::parse_endpoint;
 using proto::resp::parse_store_url;
+using proto::resp::StoreAuth;
+using proto::resp::StoreTls;
 using proto::resp::StoreUrl;
 
 }  // namespace sluice::backend::redis

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,12 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   void decide(Query query, std::function<void(Answer)> done);
+
+  // The config's `redis:` changed (a reload): when the client's settings differ (where Redis
+  // is, AUTH, TLS, timeouts), later decisions go to a new client made with them, while what is
+  // in flight completes on the old one, or fails by its rule's policy within the old timeout;
+  // the old client is then closed. The breaker starts closed. False: nothing changed.
+  bool reconfigure(const StoreOptions& options);
   // Gives a concurrency permit back (fire and forget: a failure leaves it to expire).
   void release(const RemoteLease& lease);
 
@@ -59,6 +66,11 @@ class Store {
     std::atomic<std::uint64_t> client_moved{0};
     std::atomic<std::uint64_t> client_ask{0};
     std::atomic<std::uint64_t> client_script_loads{0};
+    std::atomic<std::uint64_t> client_refused_connects{0};
+    std::atomic<std::uint64_t> client_tls_failures{0};
+    std::atomic<std::uint64_t> client_master_switches{0};
+    std::atomic<std::uint64_t> reconfigures{0};  // clients replaced by a reload
+    std::atomic<int> connected{0};               // 1 while the client has a live connection
   };
   const Stats& stats() const { return stats_; }
 
@@ -82,11 +94,19 @@ class Store {
   void finish(const std::shared_ptr<Job>& job);
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                             Source& source);
-  void publish_stats();  // the breaker and the client counters, for the metrics thread
+  void publish_stats();   // the breaker and the client counters, for the metrics thread
+  void retire_clients();  // closes the clients a reconfigure replaced
+  void arm_stats();       // publishes every second, so a refused connect shows without traffic
 
   boost::asio::io_context& io_;
   StoreOptions options_;
-  Client client_;
+  std::unique_ptr<Client> client_;
+  // Replaced by reconfigure(), finishing what they carry; and the counts of those closed, so the
+  // published counters never go down.
+  std::vector<std::unique_ptr<Client>> retired_;
+  Client::Stats closed_stats_;
+  boost::asio::steady_timer retire_timer_;
+  boost::asio::steady_timer stats_timer_;
   Script script_;
   Breaker breaker_;
   std::vector<Part> pending_;

@@ -24,6 +24,24 @@ constexpr std::uint8_t kMaxReloads = 2;
 // milliseconds; retry at this pace until the deadline.
 constexpr core::Nanos kRetryDelay = 5 * core::kNanosPerMilli;
 
+constexpr core::Nanos kLogEvery = 10 * core::kNanosPerSecond;
+
+// The opening of a connection: AUTH (or a PING, so that a server wanting AUTH says so now),
+// then SELECT and, for a master found through the sentinels, ROLE.
+std::vector<Opening> opening(const StoreAuth& auth, std::int64_t db, bool check_master) {
+  std::vector<Opening> out;
+  if (auth.password.empty()) {
+    out.push_back({{"PING"}, Opening::Expect::kOk});
+  } else if (auth.user.empty()) {
+    out.push_back({{"AUTH", auth.password}, Opening::Expect::kOk});
+  } else {
+    out.push_back({{"AUTH", auth.user, auth.password}, Opening::Expect::kOk});
+  }
+  if (db != 0) out.push_back({{"SELECT", std::to_string(db)}, Opening::Expect::kOk});
+  if (check_master) out.push_back({{"ROLE"}, Opening::Expect::kMaster});
+  return out;
+}
+
 ConnectionOptions connection_options(const ClientOptions& o) {
   ConnectionOptions c;
   c.clock = o.clock != nullptr ? o.clock : &clock::steady_clock();
@@ -33,7 +51,21 @@ ConnectionOptions connection_options(const ClientOptions& o) {
   c.reconnect_min = std::max(o.reconnect_min, core::kNanosPerMilli);
   c.reconnect_max = std::max(o.reconnect_max, c.reconnect_min);
   c.max_pending = std::max<std::size_t>(o.max_pending, 1);
+  if (o.url.tls.enabled) c.tls = make_tls_setup(o.url.tls);
+  c.opening = opening(o.url.auth, o.url.db, o.url.sentinel);
   return c;
+}
+
+// The sentinels' connections: their own AUTH, no database, TLS as the data nodes have it.
+ConnectionOptions sentinel_options(const ClientOptions& o, const ConnectionOptions& data) {
+  ConnectionOptions c = data;
+  c.opening = opening(o.url.sentinel_auth, 0, false);
+  return c;
+}
+
+bool refused_by_replica(std::string_view e) {
+  return e.starts_with("READONLY") || e.starts_with("MASTERDOWN") ||
+         e.find("READONLY You can't write") != std::string_view::npos;
 }
 
 }  // namespace
@@ -43,9 +75,19 @@ ClientCore::ClientCore(asio::io_context& io, ClientOptions options)
       options_(std::move(options)),
       connection_options_(connection_options(options_)),
       cluster_(options_.url.cluster),
+      sentinel_(options_.url.sentinel),
       refresh_backoff_(connection_options_.reconnect_min),
       refresh_timer_(io),
       retry_timer_(io) {
+  if (sentinel_) {
+    // The master is where the sentinels say; nodes_ stays empty until one does.
+    watch_ = std::make_unique<SentinelWatch>(
+        io, options_.url.seeds, options_.url.master,
+        sentinel_options(options_, connection_options_),
+        [this](const Endpoint& at) { on_master(at); }, options_.log);
+    watch_->start();
+    return;
+  }
   for (const auto& seed : options_.url.seeds) node_for(seed);
   if (nodes_.empty()) return;  // every command fails: nowhere to send it
   if (cluster_) {
@@ -106,13 +148,17 @@ void ClientCore::dispatch(RequestPtr request, bool defer) {
     fail(std::move(request), Failure::Kind::kConnection, "the Redis client was closed", defer);
     return;
   }
-  if (nodes_.empty()) {
-    fail(std::move(request), Failure::Kind::kConnection, "no Redis server configured", defer);
-    return;
-  }
   if (connection_options_.clock->now() >= request->deadline) {
     fail(std::move(request), Failure::Kind::kTimeout,
          "no reply within " + core::format_duration(connection_options_.timeout), defer);
+    return;
+  }
+  if (sentinel_ && nodes_.empty()) {
+    wait_for_master(std::move(request), defer);
+    return;
+  }
+  if (nodes_.empty()) {
+    fail(std::move(request), Failure::Kind::kConnection, "no Redis server configured", defer);
     return;
   }
   const NodeId node = pick_node(*request);
@@ -185,6 +231,7 @@ void ClientCore::close() {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (auto c = nodes_[i].connection) c->close();
   }
+  if (watch_) watch_->close();
 }
 
 // ---- routing ----
@@ -239,6 +286,12 @@ void ClientCore::on_reply(Connection& from, RequestPtr request, Reply reply) {
         return;
       }
     }
+    if (sentinel_ && refused_by_replica(e)) {
+      // The master we know was demoted (or lost its link): ask again, retry within the deadline.
+      watch_->ask();
+      retry_later(std::move(request), std::move(reply));
+      return;
+    }
     if (request->evalsha && e.starts_with("NOSCRIPT") && request->reloads < kMaxReloads) {
       reload_script(from, std::move(request));
       return;
@@ -260,13 +313,72 @@ void ClientCore::on_failure(Connection&, RequestPtr request, Failure failure) {
   finish(std::move(request), std::move(failure), false);
 }
 
-void ClientCore::on_connected(Connection&, bool again) {
+void ClientCore::on_connected(Connection& c, bool again) {
   if (again) ++stats_.reconnects;
+  if (!last_logged_.empty()) {
+    if (options_.log != nullptr) options_.log("connected to " + c.name());
+    last_logged_.clear();
+  }
 }
 
-void ClientCore::on_down(Connection&) {
+void ClientCore::on_down(Connection& c) {
+  if (closed_) return;
+  note_trouble(c);
   // Another node may know where this one's slots went (a failover).
-  if (cluster_ && !closed_) schedule_refresh();
+  if (cluster_) schedule_refresh();
+  // The sentinels may already name another master.
+  if (sentinel_) watch_->ask();
+}
+
+void ClientCore::note_trouble(const Connection& c) {
+  switch (c.trouble()) {
+    case Connection::Trouble::kRefused:
+      ++stats_.refused_connects;
+      break;
+    case Connection::Trouble::kTls:
+      ++stats_.tls_failures;
+      break;
+    default:
+      break;
+  }
+  const core::Nanos t = connection_options_.clock->now();
+  if (c.last_error() == last_logged_ && t - logged_at_ < kLogEvery) return;
+  last_logged_ = c.last_error();
+  logged_at_ = t;
+  if (options_.log != nullptr) options_.log(last_logged_);
+}
+
+// ---- sentinel ----
+
+void ClientCore::wait_for_master(RequestPtr request, bool defer) {
+  const core::Nanos due = connection_options_.clock->now() + kRetryDelay;
+  if (!watch_->asking() || due >= request->deadline) {
+    const std::string& why = watch_->last_error();
+    fail(std::move(request), Failure::Kind::kConnection,
+         "no master for '" + options_.url.master + "' known yet" + (why.empty() ? "" : ": " + why),
+         defer);
+    return;
+  }
+  delayed_.push_back(Delayed{due, std::move(request)});
+  arm_retry();
+}
+
+void ClientCore::on_master(const Endpoint& at) {
+  if (closed_) return;
+  if (!nodes_.empty() && nodes_[0].endpoint == at) return;
+  const bool switched = !nodes_.empty();
+  std::shared_ptr<Connection> old = nodes_.empty() ? nullptr : std::move(nodes_[0].connection);
+  nodes_.clear();
+  nodes_.push_back(Node{at, nullptr});
+  if (switched) ++stats_.master_switches;
+  if (options_.log != nullptr) {
+    options_.log("the sentinels name " + format_endpoint(at) + " as master '" +
+                 options_.url.master + "'" + (switched ? " (a failover)" : ""));
+  }
+  // What waited on the old master fails now (its failure policy answers); new commands go to
+  // the new one as soon as it has accepted the opening (AUTH, SELECT, ROLE).
+  if (old) old->close();
+  connection(0).start();
 }
 
 void ClientCore::redirect(Connection& from, RequestPtr request, Reply reply) {

@@ -1,5 +1,6 @@
-// What Client does, behind its header: routing (standalone or by cluster slot), what an error
-// reply means (MOVED, ASK, TRYAGAIN, NOSCRIPT), the cluster topology and the callbacks' stats.
+// What Client does, behind its header: routing (standalone, by cluster slot, or to the master the
+// sentinels name), what an error reply means (MOVED, ASK, TRYAGAIN, NOSCRIPT, READONLY), the
+// cluster topology, the opening of each connection (AUTH, SELECT, ROLE) and the stats.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -12,6 +13,7 @@
 
 #include "connection.hpp"
 #include "request.hpp"
+#include "sentinel_watch.hpp"
 #include "slot_map.hpp"
 #include "sluice/backend/redis/client.hpp"
 
@@ -68,10 +70,18 @@ class ClientCore final : public ConnectionEvents {
   void on_slots(NodeId asked, Outcome outcome);
   void arm_refresh(core::Nanos after);
 
+  // Sentinel: commands wait (within their deadline) while the sentinels are being asked.
+  void wait_for_master(RequestPtr request, bool defer);
+  void on_master(const Endpoint& at);
+  // A connection attempt failed or a connection was lost: counted, and said on stderr when
+  // the reason is new (or every kLogEvery while it lasts).
+  void note_trouble(const Connection& c);
+
   boost::asio::io_context& io_;
   ClientOptions options_;
   ConnectionOptions connection_options_;
   bool cluster_;
+  bool sentinel_;
   bool closed_ = false;
   Client::Stats stats_;
   std::uint64_t next_connection_id_ = 1;
@@ -95,6 +105,12 @@ class ClientCore final : public ConnectionEvents {
   // connection and script, so a burst of NOSCRIPTs after a restart sends one SCRIPT LOAD.
   std::unordered_map<std::string, std::string> scripts_;
   std::unordered_map<std::string, std::vector<RequestPtr>> loading_;
+
+  std::string last_logged_;
+  core::Nanos logged_at_ = 0;
+
+  // Last: destroyed first, as it calls back into this object.
+  std::unique_ptr<SentinelWatch> watch_;
 };
 
 }  // namespace sluice::backend::redis::detail

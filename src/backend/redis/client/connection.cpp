@@ -80,7 +80,7 @@ void Connection::close() {
   state_ = State::kClosed;
   ++gen_;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  socket().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
   out_.clear();
@@ -98,12 +98,22 @@ void Connection::begin_connect() {
     if (ec || gen != self->gen_) return;
     self->connect_failed("no connection within " + millis(self->options_.connect_timeout));
   });
+  if (options_.tls) {
+    if (!options_.tls->context) {
+      // The files could not be loaded: every attempt fails with that, no connect is tried.
+      asio::post(io_, [self, gen] {
+        if (gen == self->gen_) self->connect_failed(self->options_.tls->error, Trouble::kTls);
+      });
+      return;
+    }
+    tls_ = std::make_shared<TlsStream>(io_, *options_.tls->context);
+  }
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(endpoint_.host, ec);
   if (!ec) {
-    socket_.async_connect(
+    socket().async_connect(
         tcp::endpoint(address, endpoint_.port),
-        [self, gen](const boost::system::error_code& e) { self->on_connect(gen, e); });
+        [self, gen, keep = tls_](const boost::system::error_code& e) { self->on_connect(gen, e); });
     return;
   }
   resolver_.async_resolve(
@@ -114,10 +124,10 @@ void Connection::begin_connect() {
           self->connect_failed("cannot resolve '" + self->endpoint_.host + "': " + e.message());
           return;
         }
-        asio::async_connect(self->socket_, found,
-                            [self, gen](const boost::system::error_code& e2, const tcp::endpoint&) {
-                              self->on_connect(gen, e2);
-                            });
+        asio::async_connect(
+            self->socket(), found,
+            [self, gen, keep = self->tls_](const boost::system::error_code& e2,
+                                           const tcp::endpoint&) { self->on_connect(gen, e2); });
       });
 }
 
@@ -127,43 +137,123 @@ void Connection::on_connect(std::uint64_t gen, const boost::system::error_code& 
     connect_failed(ec.message());
     return;
   }
-  connect_timer_.cancel();
   boost::system::error_code ignored;
   // Commands are small and latency is the point: never wait for Nagle.
-  socket_.set_option(tcp::no_delay(true), ignored);
+  socket().set_option(tcp::no_delay(true), ignored);
+  if (tls_) {
+    start_tls(gen);
+  } else {
+    start_opening();
+  }
+}
+
+void Connection::start_tls(std::uint64_t gen) {
+  prepare_tls_stream(*tls_, *options_.tls, endpoint_.host);
+  tls_->async_handshake(
+      asio::ssl::stream_base::client,
+      [self = shared_from_this(), gen, keep = tls_](const boost::system::error_code& ec) {
+        if (gen != self->gen_) return;
+        if (ec) {
+          self->connect_failed("TLS handshake: " + ec.message(), Trouble::kTls);
+          return;
+        }
+        self->start_opening();
+      });
+}
+
+// The opening commands go out alone; what was submitted meanwhile waits in out_ until they are
+// all answered, so no command reaches a server that has not accepted the AUTH.
+void Connection::start_opening() {
+  read();
+  opening_left_ = options_.opening.size();
+  if (opening_left_ == 0) {
+    established();
+    return;
+  }
+  std::string hello;
+  for (const auto& o : options_.opening) append_command(hello, o.args);
+  wbuf_.swap(hello);
+  start_write();
+}
+
+bool Connection::on_opening_reply(const Reply& reply) {
+  const Opening& o = options_.opening[options_.opening.size() - opening_left_];
+  --opening_left_;
+  const std::string command = o.args.empty() ? std::string() : o.args.front();
+  if (reply.is_error()) {
+    std::string why = command + " refused by Redis at " + name_ + ": " + reply.str;
+    if (reply.str.starts_with("NOAUTH")) {
+      why = "Redis at " + name_ + " wants AUTH (" + reply.str +
+            "): give redis.password_file or password_env";
+    }
+    connect_failed(why, Trouble::kRefused);
+    return false;
+  }
+  if (o.expect == Opening::Expect::kMaster) {
+    const bool master = reply.type == Reply::Type::kArray && !reply.elements.empty() &&
+                        reply.elements[0].str == "master";
+    if (!master) {
+      const std::string role = reply.type == Reply::Type::kArray && !reply.elements.empty()
+                                   ? reply.elements[0].str
+                                   : std::string("unreadable");
+      connect_failed("Redis at " + name_ + " is not a master (ROLE: " + role + ")",
+                     Trouble::kRefused);
+      return false;
+    }
+  }
+  if (opening_left_ == 0) established();
+  return true;
+}
+
+void Connection::established() {
+  connect_timer_.cancel();
   state_ = State::kConnected;
+  trouble_ = Trouble::kNone;
   backoff_ = options_.reconnect_min;
   last_read_ = options_.clock->now();
   pending_since_ = last_read_;
   const bool again = had_trouble_;
   had_trouble_ = false;
-  read();
   flush();
   if (!pending_.empty()) arm_timer(last_read_ + options_.timeout);
   events_.on_connected(*this, again);
 }
 
-void Connection::connect_failed(const std::string& why) {
+void Connection::connect_failed(const std::string& why, Trouble trouble) {
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  socket().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
-  out_.clear();
-  enter_backoff();
-  fail_all(Failure::Kind::kConnection, "cannot connect to Redis at " + name_ + ": " + why);
-  events_.on_down(*this);
-}
-
-void Connection::lose(Failure::Kind kind, const std::string& why) {
-  boost::system::error_code ignored;
-  socket_.close(ignored);
   reader_.reset();
   out_.clear();
   wbuf_.clear();
   writing_ = false;
   flush_posted_ = false;
+  opening_left_ = 0;
+  trouble_ = trouble;
+  last_error_ = "cannot connect to Redis at " + name_ + ": " + why;
   enter_backoff();
-  fail_all(kind, "connection to Redis at " + name_ + " lost: " + why);
+  fail_all(Failure::Kind::kConnection, last_error_);
+  events_.on_down(*this);
+}
+
+void Connection::lose(Failure::Kind kind, const std::string& why) {
+  if (state_ == State::kConnecting) {
+    // Lost during the opening (a TLS alert for a missing client certificate comes here).
+    connect_failed(why, tls_ ? Trouble::kTls : Trouble::kNetwork);
+    return;
+  }
+  boost::system::error_code ignored;
+  socket().close(ignored);
+  reader_.reset();
+  out_.clear();
+  wbuf_.clear();
+  writing_ = false;
+  flush_posted_ = false;
+  trouble_ = Trouble::kNetwork;
+  last_error_ = "connection to Redis at " + name_ + " lost: " + why;
+  enter_backoff();
+  fail_all(kind, last_error_);
   events_.on_down(*this);
 }
 
@@ -211,33 +301,43 @@ void Connection::flush() {
   if (writing_ || out_.empty() || state_ != State::kConnected) return;
   if (wbuf_.capacity() > kKeepWriteBuffer) std::string().swap(wbuf_);
   wbuf_.swap(out_);
+  start_write();
+}
+
+void Connection::start_write() {
   writing_ = true;
-  asio::async_write(
-      socket_, asio::buffer(wbuf_),
-      [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec, std::size_t) {
-        if (gen != self->gen_) return;
-        self->writing_ = false;
-        self->wbuf_.clear();
-        if (ec) {
-          self->lose(Failure::Kind::kConnection, "write: " + ec.message());
-          return;
-        }
-        // Whatever was submitted while this write was out goes now, together.
-        self->flush();
-      });
+  with_stream([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(wbuf_),
+                      [self = shared_from_this(), gen = gen_, keep = tls_](
+                          const boost::system::error_code& ec, std::size_t) {
+                        if (gen != self->gen_) return;
+                        self->writing_ = false;
+                        self->wbuf_.clear();
+                        if (ec) {
+                          self->lose(Failure::Kind::kConnection, "write: " + ec.message());
+                          return;
+                        }
+                        // Whatever was submitted while this write was out goes now, together.
+                        self->flush();
+                      });
+  });
 }
 
 void Connection::read() {
-  socket_.async_read_some(asio::buffer(rbuf_), [self = shared_from_this(), gen = gen_](
-                                                   const boost::system::error_code& ec,
-                                                   std::size_t n) { self->on_read(gen, ec, n); });
+  with_stream([&](auto& stream) {
+    stream.async_read_some(
+        asio::buffer(rbuf_),
+        [self = shared_from_this(), gen = gen_, keep = tls_](
+            const boost::system::error_code& ec, std::size_t n) { self->on_read(gen, ec, n); });
+  });
 }
 
 void Connection::on_read(std::uint64_t gen, const boost::system::error_code& ec, std::size_t n) {
   if (gen != gen_) return;
   if (ec) {
+    const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
     lose(Failure::Kind::kConnection,
-         ec == asio::error::eof ? std::string("closed by the server") : "read: " + ec.message());
+         closed ? std::string("closed by the server") : "read: " + ec.message());
     return;
   }
   last_read_ = options_.clock->now();
@@ -253,7 +353,16 @@ void Connection::on_read(std::uint64_t gen, const boost::system::error_code& ec,
       lose(Failure::Kind::kProtocol, "bad reply: " + reader_.error());
       return;
     }
+    if (opening_left_ > 0) {
+      if (!on_opening_reply(reply) || gen != gen_) return;
+      continue;
+    }
     if (pending_.empty()) {
+      if (options_.subscriber) {
+        events_.on_push(*this, std::move(reply));
+        if (gen != gen_) return;
+        continue;
+      }
       lose(Failure::Kind::kProtocol, "a reply came with no command waiting");
       return;
     }

@@ -1,6 +1,8 @@
-// One TCP connection to one Redis node: pipelined writes, replies matched in order, one timer for
-// every command's deadline, and reconnects with backoff. The client above it decides what a reply
-// means (redirects, NOSCRIPT); a connection only carries commands and reports back.
+// One TCP connection to one Redis node (over TLS when configured): the opening commands (AUTH,
+// SELECT, ROLE) on every connect before any other, pipelined writes, replies matched in order,
+// one timer for every command's deadline, and reconnects with backoff. The client above it
+// decides what a reply means (redirects, NOSCRIPT); a connection only carries commands and
+// reports back.
 #pragma once
 
 #include <array>
@@ -11,11 +13,13 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reply_reader.hpp"
 #include "request.hpp"
 #include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/clock/clocks.hpp"
+#include "tls_context.hpp"
 
 namespace sluice::backend::redis::detail {
 
@@ -28,15 +32,29 @@ class ConnectionEvents {
   virtual void on_failure(Connection& from, RequestPtr request, Failure failure) = 0;
   // `again`: a connect attempt or an earlier connection had failed before this one.
   virtual void on_connected(Connection& c, bool again) = 0;
-  // The connection was lost or an attempt failed; it is now waiting to try again.
+  // The connection was lost or an attempt failed (c.trouble() says why); it is now waiting to
+  // try again.
   virtual void on_down(Connection& c) = 0;
+  // A reply with no command waiting, on a subscriber connection (a pub/sub message).
+  virtual void on_push(Connection&, Reply) {}
 
  protected:
   ~ConnectionEvents() = default;
 };
 
+// A command sent first on every connection, before any other; a reply that is an error (or,
+// for kMaster, a ROLE other than master) fails the attempt as a refused connect would.
+struct Opening {
+  enum class Expect { kOk, kMaster };
+  std::vector<std::string> args;
+  Expect expect = Expect::kOk;
+};
+
 struct ConnectionOptions {
   const core::Clock* clock = &clock::steady_clock();
+  std::vector<Opening> opening;         // AUTH, SELECT, ROLE; PING when there is no AUTH
+  std::shared_ptr<const TlsSetup> tls;  // null: plain TCP
+  bool subscriber = false;              // replies with no command waiting are pushes
   core::Nanos timeout = 0;
   core::Nanos connect_timeout = 0;
   core::Nanos reconnect_min = 0;
@@ -54,6 +72,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     kClosed,
   };
   enum class Admit { kQueued, kDown, kOverloaded };
+  // Why the last attempt failed or the connection was lost.
+  enum class Trouble {
+    kNone,
+    kNetwork,  // refused, unreachable, timed out, closed
+    kTls,      // the TLS handshake or the certificate check
+    kRefused,  // an opening command was refused: AUTH, SELECT, ROLE (not a master)
+  };
 
   Connection(boost::asio::io_context& io, Endpoint endpoint, const ConnectionOptions& options,
              ConnectionEvents& events, std::uint64_t id);
@@ -76,6 +101,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const Endpoint& endpoint() const { return endpoint_; }
   const std::string& name() const { return name_; }
   std::uint64_t id() const { return id_; }
+  Trouble trouble() const { return trouble_; }
+  const std::string& last_error() const { return last_error_; }
 
  private:
   struct Pending {
@@ -85,13 +112,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void begin_connect();
   void on_connect(std::uint64_t gen, const boost::system::error_code& ec);
-  void connect_failed(const std::string& why);
+  void start_tls(std::uint64_t gen);
+  void start_opening();
+  bool on_opening_reply(const Reply& reply);  // false: the attempt failed
+  void established();
+  void connect_failed(const std::string& why, Trouble trouble = Trouble::kNetwork);
   void lose(Failure::Kind kind, const std::string& why);
   void enter_backoff();
   void fail_all(Failure::Kind kind, const std::string& message);
 
   void schedule_flush();
   void flush();
+  void start_write();
   void read();
   void on_read(std::uint64_t gen, const boost::system::error_code& ec, std::size_t n);
 
@@ -107,7 +139,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnectionEvents& events_;
   std::uint64_t id_;
 
-  boost::asio::ip::tcp::socket socket_;
+  boost::asio::ip::tcp::socket& socket() { return tls_ ? tls_->next_layer() : socket_; }
+  // Runs f(stream): the TLS stream when there is one, else the socket.
+  template <class F>
+  void with_stream(F&& f) {
+    if (tls_) {
+      f(*tls_);
+    } else {
+      f(socket_);
+    }
+  }
+
+  boost::asio::ip::tcp::socket socket_;  // plain TCP
+  // TLS: a stream (and its socket) per attempt, shared with the handlers of its operations so
+  // that it outlives them after the next attempt replaces it.
+  std::shared_ptr<TlsStream> tls_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer connect_timer_;  // connect timeout, then backoff
   boost::asio::steady_timer deadline_timer_;
@@ -116,6 +162,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t gen_ = 0;  // bumped per attempt and at loss/close: stale handlers see a change
   bool had_trouble_ = false;
   core::Nanos backoff_ = 0;
+  std::size_t opening_left_ = 0;  // replies to the opening commands still to read
+  Trouble trouble_ = Trouble::kNone;
+  std::string last_error_;
 
   std::string out_;   // commands not yet handed to the socket
   std::string wbuf_;  // the write in flight
