@@ -553,20 +553,28 @@ std::optional<std::string> rule_body_name(std::string_view yaml_or_json) {
   }
 }
 
-core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json) {
+std::string ParsedRule::error() const {
+  std::string out;
+  for (const auto& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+ParsedRule parse_rule(const std::string& name, std::string_view yaml_or_json) {
   Errors errors;
   Origin origin;
-  std::optional<Rule> rule;
+  ParsedRule out;
   try {
     const yaml::Tree tree = yaml::parse(yaml_or_json, yaml::Limits{});
-    rule = read_rule(name, tree.root(), 0, errors, origin, true);
-    check_rule(*rule, origin, errors);
+    Rule rule = read_rule(name, tree.root(), 0, errors, origin, true);
+    check_rule(rule, origin, errors);
+    if (errors.empty()) out.rule = std::move(rule);
   } catch (const yaml::ParseError& e) {
-    return core::make_error("rule " + quoted(name) + ": not valid YAML or JSON (line " +
-                            std::to_string(e.line()) + "): " + e.what());
+    out.problems.push_back("rule " + quoted(name) + ": not valid YAML or JSON (line " +
+                           std::to_string(e.line()) + "): " + e.what());
+    return out;
   }
-  if (!errors.empty()) return core::make_error(errors.joined());
-  return *std::move(rule);
+  for (auto& e : std::move(errors).located("")) out.problems.push_back(std::move(e.message));
+  return out;
 }
 
 }  // namespace sluice::config

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstddef>
 #include <cstdio>
 #include <optional>
@@ -14,6 +16,7 @@
 
 #include "internal.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/config/rule_json.hpp"
 #include "sluice/config/rule_text_cache.hpp"
 #include "sluice/core/byte_size.hpp"
 #include "sluice/core/rate.hpp"
@@ -31,38 +34,6 @@ using internal::kStorages;
 using internal::name_of;
 
 namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& items) {
   out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -443,29 +414,27 @@ void RuleTextCache::update(const std::vector<Rule>& rules) {
   entries_ = std::move(next);
 }
 
-std::string rule_to_json(const Rule& r) {
-  std::string out =
-      "{\"name\":" + json_string(r.name) + ",\"limit\":" + json_string(r.limit_text) + ",\"key\":[";
-  for (std::size_t i = 0; i < r.key.size(); ++i) {
-    out += (i ? "," : "") + json_string(format_key_part(r.key[i]));
-  }
-  out += "],\"action\":" + json_string(name_of(kActions, r.action));
-  if (r.action == Action::kDelay) {
-    out += ",\"max_wait\":" + json_string(core::format_duration(r.max_wait));
-  }
-  out += ",\"status\":" + std::to_string(r.status) + ",\"body\":" + json_string(r.body) +
-         ",\"on_missing_key\":" + json_string(name_of(kOnMissingKey, r.on_missing_key));
-  if (r.on_missing_key == OnMissingKey::kDeny) {
-    out += ",\"missing_key_status\":" + std::to_string(r.missing_key_status);
-  }
+boost::json::object rule_json(const Rule& r) {
+  boost::json::object o;
+  o["name"] = r.name;
+  o["limit"] = r.limit_text;
+  boost::json::array key;
+  for (const auto& part : r.key) key.emplace_back(format_key_part(part));
+  o["key"] = std::move(key);
+  o["action"] = name_of(kActions, r.action);
+  if (r.action == Action::kDelay) o["max_wait"] = core::format_duration(r.max_wait);
+  o["status"] = r.status;
+  o["body"] = r.body;
+  o["on_missing_key"] = name_of(kOnMissingKey, r.on_missing_key);
+  if (r.on_missing_key == OnMissingKey::kDeny) o["missing_key_status"] = r.missing_key_status;
   if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
-    out += ",\"permit_ttl\":" + json_string(core::format_duration(r.permit_ttl));
-    out += ",\"max_permits\":" + std::to_string(r.max_permits);
+    o["permit_ttl"] = core::format_duration(r.permit_ttl);
+    o["max_permits"] = r.max_permits;
   }
-  for (const auto& [field, value] : rule_redis_fields(r)) {
-    out += ",\"" + std::string(field) + "\":" + json_string(value);
-  }
-  return out + "}";
+  for (const auto& [field, value] : rule_redis_fields(r)) o[field] = value;
+  return o;
 }
+
+std::string rule_to_json(const Rule& r) { return boost::json::serialize(rule_json(r)); }
 
 }  // namespace sluice::config

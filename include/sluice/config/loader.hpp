@@ -67,9 +67,19 @@ RlsLoaded load_rls_text(std::string_view yaml, const std::string& file_name,
                         std::size_t max_size = kDefaultMaxConfigSize);
 
 // A single rule from a YAML or JSON mapping (the admin API's PUT body; JSON is YAML flow syntax,
-// so one parser reads both). The error lists every problem, each naming the field:
+// so one parser reads both): the rule, or every problem, one each, each naming the field:
 // "rule 'per-user': field 'limit': unknown algorithm 'tokn' (accepted: ...)".
-core::Expected<Rule> parse_rule(const std::string& name, std::string_view yaml_or_json);
+struct ParsedRule {
+  std::optional<Rule> rule;           // set iff problems is empty
+  std::vector<std::string> problems;  // in line order
+  explicit operator bool() const { return rule.has_value(); }
+  // Read like std::expected: the rule, when there is one.
+  const Rule& operator*() const { return *rule; }
+  const Rule* operator->() const { return &*rule; }
+  // The problems joined with "; " (one message for a caller that shows one).
+  std::string error() const;
+};
+ParsedRule parse_rule(const std::string& name, std::string_view yaml_or_json);
 
 // Checks a whole RuleSet: each rule on its own, routes naming existing upstreams and rules,
 // unique names, a gateway with routes. The admin API calls it after editing rules; loading
@@ -92,9 +102,7 @@ std::optional<std::string> rule_body_name(std::string_view yaml_or_json);
 
 // For write-back: loading the text again gives an equal RuleSet (comments are not kept).
 std::string to_yaml(const RuleSet& rules);
-// {"name":..,"limit":"..","key":["query:userId"],"action":"delay","max_wait":"500ms",
-//  "status":429,"body":"..","on_missing_key":"skip"}; parse_rule reads it back.
-std::string rule_to_json(const Rule& rule);
+// A rule as JSON for the admin API: sluice/config/rule_json.hpp.
 
 // The value syntaxes of the config, for flags that override it (`serve --listen`).
 // "127.0.0.1:8080", "[::1]:8080", "localhost:8080", ":8080" (all addresses).

@@ -17,6 +17,7 @@
 #include "check_handlers.hpp"
 #include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/config/rule_json.hpp"
 #include "sluice/control/config_store.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/proto/http/field_values.hpp"
@@ -26,22 +27,6 @@ namespace sluice::server {
 namespace {
 
 namespace json = boost::json;
-
-json::value rule_json(const config::Rule& rule) { return json::parse(config::rule_to_json(rule)); }
-
-// The loader joins a rule's problems with "; " and starts each with "rule 'NAME': ".
-std::vector<std::string> split_rule_problems(const std::string& joined, const std::string& name) {
-  const std::string separator = "; rule '" + name + "': ";
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (auto at = joined.find(separator); at != std::string::npos;
-       at = joined.find(separator, start)) {
-    out.push_back(joined.substr(start, at - start));
-    start = at + 2;
-  }
-  out.push_back(joined.substr(start));
-  return out;
-}
 
 // A rule name from the path that no rule could have: 400 naming `name`, with `errors` as a
 // refused PUT has it.
@@ -123,7 +108,7 @@ Reply AdminService::metrics(const AdminRequest&) {
 Reply AdminService::list_rules(const AdminRequest&) {
   const auto in_force = store_->rules();
   json::array rules;
-  for (const auto& rule : in_force->rules) rules.push_back(rule_json(rule));
+  for (const auto& rule : in_force->rules) rules.push_back(config::rule_json(rule));
   return json_reply(200, rules);
 }
 
@@ -132,7 +117,7 @@ Reply AdminService::get_rule(const AdminRequest& request) {
   const auto in_force = store_->rules();
   const config::Rule* rule = in_force->rule(request.name);
   if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
-  return json_reply(200, rule_json(*rule));
+  return json_reply(200, config::rule_json(*rule));
 }
 
 // A copy of the request goes to the worker; its views (path, query, body) point into the
@@ -158,8 +143,8 @@ Reply AdminService::put(const AdminRequest& request) {
     return invalid_reply({"the body must be a rule (JSON or YAML)"}, "body");
   }
   auto parsed = config::parse_rule(request.name, request.body);
-  if (!parsed) return invalid_reply(split_rule_problems(parsed.error(), request.name));
-  config::Rule rule = std::move(parsed).value();
+  if (!parsed) return invalid_reply(parsed.problems);
+  config::Rule rule = std::move(*parsed.rule);
   if (rule.name != request.name) {
     return error_reply(
         400, "the body names rule '" + rule.name + "' but the path names '" + request.name + "'",
@@ -181,7 +166,7 @@ Reply AdminService::put(const AdminRequest& request) {
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
   const auto in_force = store_->rules();
   const config::Rule* now = in_force->rule(request.name);
-  return json_reply(created ? 201 : 200, rule_json(now != nullptr ? *now : rule));
+  return json_reply(created ? 201 : 200, config::rule_json(now != nullptr ? *now : rule));
 }
 
 Reply AdminService::erase(const AdminRequest& request) {
@@ -220,7 +205,7 @@ Reply AdminService::erase(const AdminRequest& request) {
   });
   if (refused) return *refused;
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
-  return json_reply(200, rule_json(*deleted));
+  return json_reply(200, config::rule_json(*deleted));
 }
 
 Reply AdminService::validate(const AdminRequest& request) {
@@ -242,15 +227,15 @@ Reply AdminService::check_body(const AdminRequest& request) {
     result["kind"] = "rule";
     auto parsed = config::parse_rule(*name, request.body);
     if (!parsed) {
-      for (auto& p : split_rule_problems(parsed.error(), *name)) errors.emplace_back(p);
+      for (auto& p : parsed.problems) errors.emplace_back(p);
     } else {
       config::RuleSet set = *store_->rules();
       auto it = std::find_if(set.rules.begin(), set.rules.end(),
                              [&](const config::Rule& r) { return r.name == *name; });
       if (it == set.rules.end()) {
-        set.rules.push_back(*parsed);
+        set.rules.push_back(*parsed.rule);
       } else {
-        *it = *parsed;
+        *it = *parsed.rule;
       }
       for (const auto& e : config::validate(set, "body")) errors.emplace_back(e.message);
     }

@@ -3,9 +3,11 @@
 at 10,000 rules, because every change re-read the config file and emitted all of it through
 yaml-cpp). A PUT into 5,000 rules must cost within a generous bound of one into 10: at most 8x
 plus 40 ms (measured here: 3.8 ms at 10, about 20 ms at 5,000; before the fix, about 330 ms)."""
+import os
 import statistics
 import time
 
+import pytest
 import requests
 
 RULE = {"limit": "gcra:rate=5/s,burst=3", "key": "client_ip"}
@@ -36,6 +38,9 @@ def serve(serve_config, n):
     return serve_config(lambda g, a: text.format(gateway=g, admin=a))
 
 
+# A sanitizer slows the linear work (validation, the write-back) far more than the fixed part:
+# the cost this bounds is the release build's (scripts/run-sanitized-tests.sh sets SLUICE_SANITIZER).
+@pytest.mark.skipif(bool(os.environ.get("SLUICE_SANITIZER")), reason="measures the release cost")
 def test_a_rule_change_costs_about_the_same_at_5000_rules_as_at_10(serve_config):
     small = median_put_seconds(serve(serve_config, 10))
     large_sluice = serve(serve_config, 5000)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/config/rule_json.hpp"
 #include "sluice/config/rule_text_cache.hpp"
 
 namespace sluice::config {
