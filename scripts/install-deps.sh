@@ -14,6 +14,9 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14
   # real peers and clients the integration tests start: nginx, curl, wrk, python requests
   nginx-light curl wrk python3-requests
+  # make bench-gateway: HAProxy beside nginx, and the syscall counts and profiles (perf's
+  # syscall tracepoints, strace where they do not work)
+  haproxy strace linux-perf
   redis-server redis-tools python3-redis
   # Envoy rate limit service: gRPC/protobuf C++ and codegen, and the Python client of its tests
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
