@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-gateway: bench/gateway/run.sh [BUILD_DIR]   (env: DURATION REPS CONNECTIONS PIN
-#   SYSCALLS SYSCALL_REQUESTS PROFILE PROFILE_SECONDS SLUICE_BASELINE SLUICE_BASELINE_LABEL)
+#   SYSCALLS SYSCALL_REQUESTS PROFILE PROFILE_SECONDS SLUICE_BASELINE SLUICE_BASELINE_LABEL DOCS)
 # Three limiting gateways in front of the same upstream (nginx serving a small static file, one
 # worker), under wrk -t1 -cCONNECTIONS for DURATION seconds:
 #   nginx 1.22 limit_req (one worker), HAProxy 2.6 with a stick table (one thread), and sluice
@@ -22,7 +22,8 @@
 # requests: `perf stat` on the syscall tracepoints where they work (SYSCALLS=perf), else
 # `strace -c -f` (SYSCALLS=strace); SYSCALLS=off skips the pass. PROFILE=1 adds a `perf record`
 # of each gateway per scenario (PROFILE_SECONDS each), summarized in build/bench/gateway/.
-# Prints markdown tables and writes them into docs/performance.md under "## Gateway".
+# Prints markdown tables and writes them into docs/performance.md under "## Gateway" (DOCS=0:
+# only into build/bench/gateway/results.md).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -299,6 +300,10 @@ load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/results.md"
 cat "$OUT/results.md"
 
+if [ "${DOCS:-1}" = 0 ]; then
+  say "DOCS=0: tables left in $OUT/results.md"
+  exit 0
+fi
 $PY - "$ROOT/docs/performance.md" "$OUT/results.md" <<'PYEOF'
 import os, re, sys
 doc, section = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"

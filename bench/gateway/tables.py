@@ -110,6 +110,39 @@ SYSCALL_DISPATCH = {"x64_sys_call", "srso_alias_return_thunk", "srso_return_thun
                     "__x86_return_thunk"}
 
 
+# sluice's user-space samples by the code they are in, by the leaf function's name.
+COMPONENTS = [
+    ("boost::asio::", "Asio (scheduler, reactor, coroutine resumption)"),
+    ("boost::beast::", "Beast (HTTP parsers, fields)"),
+    ("sluice::server::", "server/gateway and server/common"),
+    ("sluice::proto::", "proto/http (request fields, RateLimit fields)"),
+    ("sluice::", "engine, limiters, tables (sluice::engine, local, core)"),
+]
+ALLOCATOR = ("malloc", "_int_malloc", "free", "_int_free", "cfree", "__libc_malloc",
+             "__libc_free", "operator new", "operator delete", "malloc_consolidate",
+             "tcache", "_int_free_merge_chunk", "__GI___libc_free", "__GI___libc_malloc")
+
+
+def component(base, sym):
+    """The part of a user-space sample: its library, or for sluice's own code its layer."""
+    if base.startswith("libc."):
+        name = sym.lstrip("_")
+        if sym.startswith(ALLOCATOR) or name.startswith(("int_malloc", "int_free", "libc_malloc",
+                                                         "libc_free", "GI___libc_")):
+            return "libc: malloc and free"
+        if name.startswith(("mem", "str", "GI_mem", "GI_str")):
+            return "libc: mem* and str*"
+        return "libc: other (syscall wrappers...)"
+    if base == "sluice":
+        # The qualified name: the first word with a scope in it (past a return type).
+        name = next((w for w in sym.split("(")[0].split() if "::" in w), sym)
+        for prefix, label in COMPONENTS:
+            if name.startswith(prefix):
+                return label
+        return "sluice: other (std::, unnamed)"
+    return "own code" if "." not in base and not base.startswith("[") else "other libraries"
+
+
 def syscall_name(fn):
     for prefix in SYSCALL_PREFIXES:
         if fn.startswith(prefix):
@@ -124,7 +157,7 @@ def profile(lines):
     kernel outside any syscall (interrupts and the softirqs they run). Within a send, the
     loopback device delivers the segment to the peer's socket at once (net_rx_action): counted
     apart, as 'the peer's TCP receive'."""
-    cats, fns, total = Counter(), Counter(), 0
+    cats, fns, comps, total = Counter(), Counter(), Counter(), 0
     sample = []
 
     def flush():
@@ -139,6 +172,7 @@ def profile(lines):
                  "user: other libraries" if ".so" in base or base.startswith("[") else
                  "user: own code"] += 1
             fns[f"{base}: {short_name(sym) if sym != '[unknown]' else '?'}"] += 1
+            comps[component(base, sym)] += 1
         else:
             names = [f for f, _ in sample]
             call = None
@@ -169,20 +203,24 @@ def profile(lines):
     flush()
     for k, v in cats.most_common():
         print(f"cat {v / total:.5f} {k}")
+    for k, v in comps.most_common():
+        print(f"comp {v / total:.5f} {k}")
     for k, v in fns.most_common(15):
         print(f"fn {v / total:.5f} {k}")
     print(f"samples {total}")
 
 
 def read_profile(path):
-    cats, fns = {}, []
+    cats, fns, comps = {}, [], {}
     for line in open(path):
         f = line.rstrip("\n").split(" ", 2)
         if f[0] == "cat":
             cats[f[2]] = float(f[1])
+        elif f[0] == "comp":
+            comps[f[2]] = float(f[1])
         elif f[0] == "fn":
             fns.append((f[2], float(f[1])))
-    return cats, fns
+    return cats, fns, comps
 
 
 def rounds(out, scenario, gateway, hz):
@@ -261,7 +299,8 @@ def report(out, mode, n):
         lines += ["", f"Syscalls per request, by call: every process of the gateway over "
                   f"{n:,} requests (wrk with bench/gateway/count.lua, the same load), counted by "
                   f"{how}, in a pass after the timed rounds. In parentheses: the calls of that "
-                  f"kind that returned EAGAIN. Calls under 0.005 per request are left out."]
+                  f"kind that returned {'EAGAIN' if mode == 'perf' else 'an error'}. Calls under "
+                  f"0.005 per request are left out."]
         for s, title in SCENARIOS.items():
             gws = [g for g in GATEWAYS if (s, g) in sys_rows]
             if not gws:
@@ -308,23 +347,26 @@ def profile_tables(out, med):
                       "loopback device delivers a sent segment to the receiving socket inside the "
                       "send, counted apart. µs per request: a category's share of the samples "
                       "times the gateway's median CPU per request above."]
-        cats = sorted({c for cs, _ in profs.values() for c in cs},
-                      key=lambda c: -max(cs.get(c, 0) for cs, _ in profs.values()))
-        shown = [c for c in cats if max(cs.get(c, 0) for cs, _ in profs.values()) >= 0.01]
+        cats = sorted({c for cs, _, _ in profs.values() for c in cs},
+                      key=lambda c: -max(cs.get(c, 0) for cs, _, _ in profs.values()))
+        shown = [c for c in cats if max(cs.get(c, 0) for cs, _, _ in profs.values()) >= 0.01]
         lines += ["", f"{title}, µs per request (share):", "",
                   "| where | " + " | ".join(GATEWAYS[g] for g in profs) + " |",
                   "|---|" + "---:|" * len(profs)]
-        rest = {g: 1 - sum(cs.get(c, 0) for c in shown) for g, (cs, _) in profs.items()}
+        rest = {g: 1 - sum(cs.get(c, 0) for c in shown) for g, (cs, _, _) in profs.items()}
         for c in shown + ["other (each under 1%)"]:
             cells = []
-            for g, (cs, _) in profs.items():
+            for g, (cs, _, _) in profs.items():
                 share = cs.get(c, 0) if c in shown else rest[g]
                 cells.append(f"{share * med[s, g]['cpu']:.2f} ({share:.0%})")
             lines.append(f"| {c} | " + " | ".join(cells) + " |")
-        lines += ["", f"{title}, the user-space functions with most samples (share of all):", ""]
-        for g, (_, fns) in profs.items():
-            top = "; ".join(f"`{name.split(': ', 1)[1]}` {share:.1%}" for name, share in fns[:6])
-            lines.append(f"- {GATEWAYS[g]}: {top}")
+        lines += ["", f"{title}, user space by part, µs per request (share of all samples):", ""]
+        for g, (_, fns, comps) in profs.items():
+            parts = "; ".join(f"{k} {v * med[s, g]['cpu']:.2f} ({v:.0%})"
+                              for k, v in sorted(comps.items(), key=lambda kv: -kv[1])
+                              if v >= 0.005)
+            top = "; ".join(f"`{name.split(': ', 1)[1]}` {share:.1%}" for name, share in fns[:5])
+            lines.append(f"- {GATEWAYS[g]}: {parts}. Functions with most samples: {top}")
     return lines
 
 
