@@ -93,6 +93,9 @@ bench: build
 bench-decision: build
 	@/usr/bin/python3 bench/decision/run.py --build $(BUILD)
 
+# wrk through nginx limit_req, HAProxy and sluice, pinned, interleaved; CPU, latency and syscalls
+# per request. DURATION= and REPS= (seconds per round, rounds), SYSCALLS=perf|strace|off,
+# PROFILE=1 (perf record of each gateway), SLUICE_BASELINE=OLD_SLUICE (a fourth column).
 bench-gateway: build
 	@bash bench/gateway/run.sh $(BUILD)
 

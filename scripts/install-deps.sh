@@ -14,8 +14,9 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14
   # real peers and clients the integration tests start: nginx, curl, wrk, python requests
   nginx-light curl wrk python3-requests
-  # the overload benchmark's other limiting proxy (make bench-overload: maxconn + timeout queue)
-  haproxy
+  # HAProxy: the overload benchmark's other limiting proxy (maxconn + timeout queue) and
+  # bench-gateway's third gateway; strace and perf count a gateway's syscalls and profile it
+  haproxy strace linux-perf
   redis-server redis-sentinel redis-tools python3-redis
   # Envoy rate limit service: gRPC/protobuf C++ and codegen, and the Python client of its tests
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -188,6 +188,9 @@ def measure(args, workdir):
     ports = {name: free_port() for name in
              ["UPSTREAM_PORT", "PROXY_PORT", "SLUICE_PORT", "ADMIN_PORT"]}
     values = dict(ports, PREFIX=workdir, BURST=BURST)
+    os.makedirs(os.path.join(workdir, "www"))
+    with open(os.path.join(workdir, "www", "hello.txt"), "w") as f:
+        f.write("hello from upstream\n")  # what the upstream serves (nginx-upstream.conf.in)
     render("nginx-upstream.conf.in", os.path.join(workdir, "upstream.conf"), values)
     upstream = subprocess.Popen(["nginx", "-p", workdir, "-c", os.path.join(workdir,
                                  "upstream.conf"), "-e", os.path.join(workdir, "upstream.err")])
