@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check_config_command.hpp"
+#include "demo_upstream_command.hpp"
 #include "help_examples.hpp"
 #include "replay_command.hpp"
 #include "serve_command.hpp"

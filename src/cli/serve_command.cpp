@@ -24,7 +24,6 @@
 #include "sluice/metrics/registry.hpp"
 #include "sluice/notify/service_notify.hpp"
 #include "sluice/server/admin_server.hpp"
-#include "sluice/server/demo_upstream.hpp"
 #include "sluice/server/gateway.hpp"
 #include "sluice/server/resp_server.hpp"
 #include "sluice/server/rls_server.hpp"
@@ -286,15 +285,6 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   admin.stop();
   control.stop();
   return 0;
-}
-
-int run_demo_upstream(const std::string& listen, std::FILE* err) {
-  auto ep = config::parse_endpoint(listen);
-  if (!ep) {
-    std::fprintf(err, "sluice demo-upstream: --listen: %s\n", ep.error().c_str());
-    return 2;
-  }
-  return server::run_demo_upstream(*ep, err);
 }
 
 }  // namespace sluice::cli

@@ -1,6 +1,5 @@
 // `sluice serve` (DESIGN.md): the daemon. Loads the config, starts the gateway and the admin
-// listener, and on SIGTERM/SIGINT shuts down gracefully. Also `sluice demo-upstream`, the tiny
-// upstream that `make run` and the tests put behind the gateway.
+// listener, and on SIGTERM/SIGINT shuts down gracefully.
 #pragma once
 
 #include <cstdio>
@@ -25,7 +24,5 @@ struct ServeOptions {
 // kDrainSeconds) and returns 0. Returns 2 for a bad config or flag (every error on `err`), 1
 // when a listener cannot be bound.
 int run_serve(const ServeOptions& options, std::FILE* err);
-
-int run_demo_upstream(const std::string& listen, std::FILE* err);
 
 }  // namespace sluice::cli

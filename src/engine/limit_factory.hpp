@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "sluice/backend/redis/remote_limit.hpp"
+#include "sluice/backend/redis/store.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/expected.hpp"
 #include "snapshot.hpp"
@@ -32,6 +33,10 @@ struct Placement {
 backend::redis::RemoteLimitOptions remote_options(const config::RedisRuleOptions& o,
                                                   core::Nanos permit_ttl = 60 *
                                                                            core::kNanosPerSecond);
+
+// The store each event loop's Redis limits talk to (`redis:` url or sentinels with the db, the
+// secrets and TLS folded in); nullopt when no store is configured.
+std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet& rules);
 
 // `spec` made real as `name` at `where`. With `previous` (the limit it replaces on a reload):
 // kept as it is when nothing about it changed (its keys keep their state, in Redis its local

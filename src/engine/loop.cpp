@@ -5,9 +5,9 @@
 #include "engine_state.hpp"
 #include "internal.hpp"
 #include "lease_book.hpp"
+#include "limit_factory.hpp"
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/engine/engine.hpp"
-#include "store_options.hpp"
 
 namespace sluice::engine {
 
@@ -18,7 +18,7 @@ Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* regis
 }
 
 void Loop::follow_redis_settings() {
-  auto options = store_options(snapshot_->rules);
+  auto options = detail::store_options(snapshot_->rules);
   if (!options) return;  // no store named: one made before stays, idle (no rule can use it)
   if (clock_ != nullptr) options->client.clock = clock_;
   if (store_ != nullptr) {

@@ -3,30 +3,15 @@
 #pragma once
 
 #include <boost/beast/http/verb.hpp>
-#include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 
-#include "admin_access.hpp"
 #include "admin_reply.hpp"
+#include "admin_request.hpp"
 
 namespace sluice::server {
 
 class AdminService;
-
-struct AdminRequest {
-  boost::beast::http::verb method = boost::beast::http::verb::get;
-  std::string_view path;   // the target before '?'
-  std::string_view query;  // after '?', may be empty
-  std::string_view body;
-  std::string name;  // the {name} segment of the matched pattern, percent-decoded
-  const ListenerInfo* listener = nullptr;  // the listener it came in on
-  unsigned version = 11;                   // HTTP/1.x: 10 or 11
-  std::optional<std::string_view> host;    // the (first) Host field, when sent
-  bool repeated_host = false;              // more than one Host field
-  std::string_view authorization;          // the Authorization field, "" when not sent
-};
 
 struct AdminRoute {
   boost::beast::http::verb method;

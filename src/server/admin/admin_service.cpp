@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "admin_access.hpp"
-#include "admin_router.hpp"
+#include "admin_request.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
 #include "rls_handlers.hpp"

@@ -1,9 +1,8 @@
-// SLUICE.CHECK and SLUICE.RELEASE (check_command.hpp).
-#include "check_command.hpp"
-
+// SLUICE.CHECK and SLUICE.RELEASE (command_handlers.hpp).
 #include <charconv>
 #include <string>
 
+#include "command_handlers.hpp"
 #include "throttle_command.hpp"
 
 namespace sluice::server::resp {

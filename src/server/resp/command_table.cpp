@@ -8,9 +8,7 @@
 #include <cctype>
 #include <string>
 
-#include "check_command.hpp"
-#include "connection_commands.hpp"
-#include "server_commands.hpp"
+#include "command_handlers.hpp"
 #include "throttle_command.hpp"
 #include "transaction_commands.hpp"
 

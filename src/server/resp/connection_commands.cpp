@@ -1,12 +1,11 @@
-// Connection commands (connection_commands.hpp). Error texts are Redis 7.0's.
-#include "connection_commands.hpp"
-
+// Connection commands (command_handlers.hpp). Error texts are Redis 7.0's.
 #include <strings.h>
 
 #include <charconv>
 #include <string>
 
 #include "auth_guard.hpp"
+#include "command_handlers.hpp"
 #include "transaction_commands.hpp"
 
 namespace sluice::server::resp {

@@ -1,6 +1,4 @@
-// Server commands (server_commands.hpp).
-#include "server_commands.hpp"
-
+// Server commands (command_handlers.hpp).
 #include <fnmatch.h>
 #include <strings.h>
 #include <unistd.h>
@@ -10,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "command_handlers.hpp"
 #include "command_table.hpp"
 
 namespace sluice::server::resp {

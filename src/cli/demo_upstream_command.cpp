@@ -1,5 +1,5 @@
-// The demo upstream (sluice/server/demo_upstream.hpp): one loop, one canned answer.
-#include "sluice/server/demo_upstream.hpp"
+// The demo upstream (demo_upstream_command.hpp): one loop, one canned answer.
+#include "demo_upstream_command.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -19,7 +19,7 @@
 
 #include "sluice/config/loader.hpp"
 
-namespace sluice::server {
+namespace sluice::cli {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
@@ -74,9 +74,7 @@ asio::awaitable<void> accept(tcp::acceptor& acceptor) {
   }
 }
 
-}  // namespace
-
-int run_demo_upstream(const config::Endpoint& listen, std::FILE* err) {
+int serve(const config::Endpoint& listen, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   tcp::acceptor acceptor(io);
@@ -108,4 +106,15 @@ int run_demo_upstream(const config::Endpoint& listen, std::FILE* err) {
   return 0;
 }
 
-}  // namespace sluice::server
+}  // namespace
+
+int run_demo_upstream(const std::string& listen, std::FILE* err) {
+  auto ep = config::parse_endpoint(listen);
+  if (!ep) {
+    std::fprintf(err, "sluice demo-upstream: --listen: %s\n", ep.error().c_str());
+    return 2;
+  }
+  return serve(*ep, err);
+}
+
+}  // namespace sluice::cli
