@@ -8,13 +8,27 @@ namespace sluice::engine::detail {
 using proto::http::host_without_port;
 using proto::http::query_param;
 
+namespace {
+
+// The client's network under a client_ip/N part; the address itself under plain client_ip.
+std::string_view client_network(const config::KeyPart& p, std::string_view client,
+                                proto::http::IpAddress& network) {
+  if (p.v4_prefix == 32 && p.v6_prefix == 128) return client;
+  if (!network.parse(client)) return client;  // not an address: a unix socket peer, kept whole
+  network.keep_prefix(network.v6() ? p.v6_prefix : p.v4_prefix);
+  return network.text();
+}
+
+}  // namespace
+
 std::optional<std::string_view> part_value(const config::KeyPart& p, const RequestView& r,
-                                           std::string_view client, std::string_view route) {
+                                           std::string_view client, std::string_view route,
+                                           proto::http::IpAddress& network) {
   using Kind = config::KeyPart::Kind;
   std::optional<std::string_view> v;
   switch (p.kind) {
     case Kind::kClientIp:
-      v = client;
+      v = client.empty() ? client : client_network(p, client, network);
       break;
     case Kind::kHeader:
       v = find_header(r, p.name);
@@ -46,15 +60,16 @@ std::optional<std::string_view> part_value(const config::KeyPart& p, const Reque
 
 bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
                       std::string_view client, std::string_view route, table::KeyHash& out) {
+  proto::http::IpAddress network;
   if (parts.size() == 1) {
-    const auto v = part_value(parts[0], r, client, route);
+    const auto v = part_value(parts[0], r, client, route, network);
     if (!v) return false;
     out = table::hash_key(*v);
     return true;
   }
   table::KeyHasher hasher;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto v = part_value(parts[i], r, client, route);
+    const auto v = part_value(parts[i], r, client, route, network);
     if (!v) return false;
     if (i > 0) hasher.add("|");
     hasher.add(*v);
@@ -66,8 +81,9 @@ bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView&
 bool request_key_text(std::span<const config::KeyPart> parts, const RequestView& r,
                       std::string_view client, std::string_view route, std::string& out) {
   out.clear();
+  proto::http::IpAddress network;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto v = part_value(parts[i], r, client, route);
+    const auto v = part_value(parts[i], r, client, route, network);
     if (!v) return false;
     if (i > 0) out += '|';
     out.append(*v);

@@ -10,14 +10,17 @@
 
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/request_view.hpp"
+#include "sluice/proto/http/ip_address.hpp"
 #include "sluice/table/key_hash.hpp"
 
 namespace sluice::engine::detail {
 
 // What one part of a key is in this request. nullopt when the request lacks it; an empty value
 // (other than a constant) counts as missing, as nginx treats an empty key: not accounted.
+// `network` holds a client_ip/N part's network text; the value may point into it.
 std::optional<std::string_view> part_value(const config::KeyPart& part, const RequestView& r,
-                                           std::string_view client, std::string_view route);
+                                           std::string_view client, std::string_view route,
+                                           proto::http::IpAddress& network);
 
 // The key's hash, equal to table::hash_key of its text (parts joined with '|'), so a key the
 // decision service is given as text meets the same state. False when a part is missing.

@@ -66,6 +66,10 @@ struct KeyPart {
   enum class Kind { kClientIp, kHeader, kQuery, kCookie, kPath, kRoute, kConst, kMethod, kHost };
   Kind kind = Kind::kClientIp;
   std::string name;  // header/query/cookie name, or the constant
+  // client_ip/N[/M]: the network of that many leading bits stands for the client (Envoy's
+  // masked_remote_address), so one IPv6 /64 is one client. 32 and 128: the whole address.
+  int v4_prefix = 32;
+  int v6_prefix = 128;
   friend bool operator==(const KeyPart&, const KeyPart&) = default;
 };
 

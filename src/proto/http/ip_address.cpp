@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "sluice/core/time.hpp"
@@ -60,6 +61,19 @@ bool IpAddress::parse(std::string_view text) {
   if (inet_ntop(v6_ ? AF_INET6 : AF_INET, bytes_, buf_, sizeof buf_) == nullptr) return false;
   len_ = std::strlen(buf_);
   return true;
+}
+
+void IpAddress::keep_prefix(int bits) {
+  const int width = v6_ ? 128 : 32;
+  if (len_ == 0 || bits >= width) return;
+  for (int i = 0; i < width / 8; ++i) {
+    const int keep = std::clamp(bits - 8 * i, 0, 8);
+    bytes_[i] &= static_cast<unsigned char>(0xff00u >> keep);
+  }
+  if (inet_ntop(v6_ ? AF_INET6 : AF_INET, bytes_, buf_, sizeof buf_) == nullptr) return;
+  len_ = std::strlen(buf_);
+  const int n = std::snprintf(buf_ + len_, sizeof buf_ - len_, "/%d", bits);
+  if (n > 0) len_ += static_cast<std::size_t>(n);
 }
 
 bool Cidr::contains(const IpAddress& address) const {

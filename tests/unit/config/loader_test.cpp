@@ -410,6 +410,35 @@ TEST(ParseRule, ReportsEveryProblem) {
   }
 }
 
+TEST(ParseRule, ReadsClientIpPrefixesAndWritesThemBack) {
+  struct Row {
+    const char* key;
+    int v4, v6;
+  };
+  for (const Row& row :
+       {Row{"client_ip/24", 24, 128}, Row{"client_ip/64", 32, 64}, Row{"client_ip/24/64", 24, 64},
+        Row{"client_ip/32/20", 32, 20}, Row{"client_ip/0", 0, 128}, Row{"client_ip", 32, 128}}) {
+    auto rule =
+        parse_rule("r", std::string("{limit: 'gcra:rate=1/s,burst=1', key: ") + row.key + "}");
+    ASSERT_TRUE(rule) << row.key << ": " << rule.error();
+    EXPECT_EQ(rule->key[0].v4_prefix, row.v4) << row.key;
+    EXPECT_EQ(rule->key[0].v6_prefix, row.v6) << row.key;
+    auto again = parse_rule("r", rule_to_json(*rule));
+    ASSERT_TRUE(again) << rule_to_json(*rule);
+    EXPECT_EQ(again->key, rule->key) << row.key << " written as " << rule_to_json(*rule);
+  }
+}
+
+TEST(ParseRule, RefusesAClientIpPrefixOutOfRange) {
+  for (const char* bad : {"client_ip/129", "client_ip/33/64", "client_ip/24/129", "client_ip/",
+                          "client_ip/x", "client_ip/024", "client_ip/-1", "client_ip/24/"}) {
+    auto rule =
+        parse_rule("r", std::string("{limit: 'gcra:rate=1/s,burst=1', key: '") + bad + "'}");
+    ASSERT_FALSE(rule) << bad;
+    EXPECT_NE(rule.error().find("client_ip/24/64"), std::string::npos) << rule.error();
+  }
+}
+
 TEST(ParseRule, RefusesBadInput) {
   EXPECT_FALSE(parse_rule("r", "{\"limit\": "));
   EXPECT_NE(parse_rule("r", "{\"limit\": ").error().find("not valid YAML or JSON"),

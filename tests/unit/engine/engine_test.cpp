@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/limit_fields.hpp"
+#include "keys.hpp"  // src/engine: the key a rule builds
 #include "sluice/config/loader.hpp"
 
 namespace sluice::engine {
@@ -224,6 +225,50 @@ TEST(Engine, OneClientIsOneKeyHoweverItsAddressIsWritten) {
   Req real_ip;
   real_ip.headers = {{"X-Real-IP", "198.51.100.4"}};
   EXPECT_EQ(decide(e, real_ip.view(), 0).client(), "198.51.100.4");
+}
+
+// One request per minute per network: IPv4 /24 and IPv6 /64.
+const std::string kPerNetwork =
+    config("{name: all, match: {path_prefix: /}, upstream: app, rules: [per-net]}",
+           "  per-net: {limit: \"gcra:rate=1/m,burst=0\", key: client_ip/24/64}\n");
+
+Verdict from(Engine& e, const char* peer) {
+  Req r;
+  r.peer = peer;
+  return decide(e, r.view(), 0).verdict;
+}
+
+TEST(Engine, AClientIpPrefixKeyMakesOneNetworkOneClient) {
+  Engine e(load(kPerNetwork), 0);
+  EXPECT_EQ(from(e, "203.0.113.7"), Verdict::kAllow);
+  EXPECT_EQ(from(e, "203.0.113.200"), Verdict::kDeny);  // the same /24: its budget is spent
+  EXPECT_EQ(from(e, "203.0.114.7"), Verdict::kAllow);   // the next /24
+  EXPECT_EQ(from(e, "2001:db8:1:2::1"), Verdict::kAllow);
+  EXPECT_EQ(from(e, "2001:db8:1:2:ffff:ffff:ffff:ffff"), Verdict::kDeny);  // the same /64
+  EXPECT_EQ(from(e, "2001:db8:1:3::1"), Verdict::kAllow);
+}
+
+TEST(Engine, AClientIpPrefixKeyIsTheNetworkWrittenOut) {
+  const config::RuleSet rules = load(kPerNetwork);
+  config::KeyPart part = rules.rules[0].key[0];
+  std::vector<Header> none;
+  const RequestView view{"GET", "h", "/", "", "x", none};
+  const auto key = [&](std::string_view client) {
+    std::string text;
+    EXPECT_TRUE(detail::request_key_text({&part, 1}, view, client, "all", text));
+    // The hash is the text's: a check API call naming the network meets the same state.
+    table::KeyHash hash;
+    EXPECT_TRUE(detail::hash_request_key({&part, 1}, view, client, "all", hash));
+    EXPECT_EQ(hash.bucket, table::hash_key(text).bucket);
+    EXPECT_EQ(hash.fingerprint, table::hash_key(text).fingerprint);
+    return text;
+  };
+  EXPECT_EQ(key("203.0.113.77"), "203.0.113.0/24");
+  EXPECT_EQ(key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+  part.v4_prefix = 32;  // client_ip/64: IPv4 stays whole, without a suffix
+  EXPECT_EQ(key("203.0.113.77"), "203.0.113.77");
+  part.v6_prefix = 0;
+  EXPECT_EQ(key("2001:db8::1"), "::/0");
 }
 
 TEST(Engine, DelayRuleHoldsUpToMaxWaitThenRejects) {

@@ -25,6 +25,11 @@ class IpAddress {
   bool v6() const { return v6_; }
   const unsigned char* bytes() const { return bytes_; }  // 4 or 16
 
+  // Keeps the first `bits` of the address (of 32 or 128) and zeros the rest; text() becomes the
+  // network, "203.0.113.0/24", "2001:db8:1:2::/64". A length at or past the address's changes
+  // nothing: a /32 of an IPv4 address is the address itself, written as it was.
+  void keep_prefix(int bits);
+
  private:
   char buf_[48] = {};
   std::size_t len_ = 0;
