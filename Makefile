@@ -125,6 +125,12 @@ bench-check: build
 bench-redis: build
 	@/usr/bin/python3 bench/redis/run.py --build $(BUILD)
 
+# One hot key far over a limit kept in Redis: Redis calls per decision with the local refusal
+# cache (redis.cache_denials: 1s) and without it (0s), interleaved in one run.
+.PHONY: bench-hot-key
+bench-hot-key: build
+	@/usr/bin/python3 bench/redis/hot_key.py --build $(BUILD)
+
 # Goodput of an upstream that collapses (C workers, S ms, unbounded queue) at 0.5x, 1x, 2x and 3x
 # its capacity, open-loop, deadline 200 ms: no limiter, nginx limit_conn, HAProxy maxconn + timeout
 # queue and sluice's static concurrency limit, in one run (docs/overload.md). OVERLOAD_STEP_SECONDS

@@ -107,10 +107,10 @@ RedisTls read_tls(Section& t, int line) {
 }  // namespace
 
 std::optional<RedisSettings> read_redis(Section& s) {
-  auto r = s.section("redis",
-                     {"url", "sentinels", "master", "db", "user", "password_file", "password_env",
-                      "sentinel_user", "sentinel_password_file", "sentinel_password_env", "tls",
-                      "timeout", "storage", "on_failure", "local_share", "lease", "lease_ttl"});
+  auto r = s.section("redis", {"url", "sentinels", "master", "db", "user", "password_file",
+                               "password_env", "sentinel_user", "sentinel_password_file",
+                               "sentinel_password_env", "tls", "timeout", "storage", "on_failure",
+                               "local_share", "lease", "lease_ttl", "cache_denials"});
   if (!r) return std::nullopt;
   RedisSettings redis;
   redis.line = s.line("redis");
@@ -125,6 +125,10 @@ std::optional<RedisSettings> read_redis(Section& s) {
     redis.tls = read_tls(*t, r->line("tls"));
   }
   if (auto t = r->duration("timeout")) redis.timeout = *t;
+  // 0s turns the cache off, so unlike other durations it may be 0.
+  if (auto d = r->parsed<core::Nanos>("cache_denials", core::parse_duration)) {
+    redis.cache_denials = *d;
+  }
   if (auto st = r->choice("storage", kStorages)) redis.default_storage = *st;
   const RedisOptionFields o = read_redis_options(*r);
   if (o.on_failure) redis.defaults.on_failure = *o.on_failure;

@@ -258,6 +258,7 @@ void emit_redis(YAML::Emitter& out, const RedisSettings& r) {
   emit_auth(out, r.sentinel_auth, "sentinel_");
   if (r.tls) emit_redis_tls(out, *r.tls);
   out << YAML::Key << "timeout" << YAML::Value << core::format_duration(r.timeout);
+  out << YAML::Key << "cache_denials" << YAML::Value << core::format_duration(r.cache_denials);
   out << YAML::Key << "storage" << YAML::Value
       << std::string(name_of(kStorages, r.default_storage));
   const RedisRuleOptions& d = r.defaults;

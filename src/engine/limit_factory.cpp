@@ -61,6 +61,7 @@ std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet&
   o.client.connect_timeout = rules.redis->timeout;
   // A Redis that comes back is found within this, so decisions return to it within a second.
   o.client.reconnect_max = 250 * core::kNanosPerMilli;
+  o.cache_denials = rules.redis->cache_denials;
   return o;
 }
 

@@ -121,7 +121,7 @@ struct RedisSecret {
 };
 
 // The shared store: `redis: {url | sentinels + master, db, user, password_file | password_env,
-// tls, timeout, storage, on_failure, local_share, lease, lease_ttl}`.
+// tls, timeout, storage, on_failure, local_share, lease, lease_ttl, cache_denials}`.
 struct RedisSettings {
   // redis[s]://HOST:PORT[/DB], redis[s]-cluster://HOST:PORT[,...] or
   // redis[s]-sentinel://HOST:PORT[,...]/MASTER[/DB]; or "" with `sentinels` and `master`.
@@ -135,6 +135,10 @@ struct RedisSettings {
   core::Nanos timeout = 50 * core::kNanosPerMilli;
   Storage default_storage = Storage::kLocal;  // for rules that do not say
   RedisRuleOptions defaults;                  // for rules that do not say
+  // A key Redis refused until T is refused here until T, or for this long if sooner, without
+  // asking (envoyproxy/ratelimit's local over-limit cache); 0: every decision asks Redis. The
+  // bound is how long a reset made in Redis itself (a DEL, a FLUSHDB) can go unseen.
+  core::Nanos cache_denials = core::kNanosPerSecond;
   int line = 0;
 
   // Whether a store is named (a url, or sentinels).

@@ -28,6 +28,8 @@ std::string_view source_name(Source s) {
       return "fail_closed";
     case Source::kLocal:
       return "local";
+    case Source::kDenialCache:
+      return "denial_cache";
   }
   return "?";
 }
@@ -51,6 +53,19 @@ struct Store::Part {
   core::Nanos max_wait = 0;
   std::uint16_t slot = 0;
   QueryItem target;  // takes and releases: the limit and key
+};
+
+// A denial Redis answered for one key: until `until`, an ask of at least `cost` would be
+// refused too, since what others do to the key only takes more (concurrency aside, which is
+// never kept). Holds while its limit lives (the weak pointer keeps the control block, so a
+// new limit at the old address is told apart) and no reset of that limit came since.
+struct Store::Denial {
+  std::weak_ptr<const RemoteLimit> limit;
+  std::uint64_t resets = 0;
+  std::int64_t cost = 1;
+  core::Nanos decided = 0;  // local time at or before the script decided
+  core::Nanos until = 0;
+  core::Decision decision;
 };
 
 // Permits leased from Redis for one key, spent here until they run out or expire.
@@ -106,6 +121,8 @@ Store::~Store() { *alive_ = false; }
 
 bool Store::reconfigure(const StoreOptions& given) {
   const StoreOptions options = with_clock(given);
+  options_.cache_denials = options.cache_denials;
+  if (options_.cache_denials == 0) denials_.clear();
   if (options.client == options_.client) return false;
   // The old client keeps its own options (its deadlines); the batching options move at once.
   const core::Nanos drain = options_.client.timeout + options_.client.connect_timeout;
@@ -166,6 +183,7 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
     finish(job);
     return;
   }
+  if (!denials_.empty() && answer_cached_denial(job, options_.client.clock->now())) return;
   if (items.size() == 1 && items[0].limit->options().lease > 0 && items[0].max_wait == 0) {
     decide_leased(job);
     return;
@@ -201,6 +219,45 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
     pending_.push_back(std::move(part));
   }
   schedule_flush();
+}
+
+bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now) {
+  const auto& items = job->query.items;
+  if (items.size() != 1 || items[0].max_wait != 0) return false;
+  const QueryItem& item = items[0];
+  const auto it = denials_.find(item.limit->state_key(item.key));
+  if (it == denials_.end()) return false;
+  const Denial& d = it->second;
+  const bool same_limit =
+      !d.limit.owner_before(item.limit) && !item.limit.owner_before(d.limit) && !d.limit.expired();
+  if (!same_limit || d.resets != item.limit->resets() || now >= d.until) {
+    denials_.erase(it);
+    return false;
+  }
+  if (job->query.cost < d.cost) return false;  // a smaller ask may fit earlier
+  core::Decision answer = d.decision;
+  const core::Nanos elapsed = now - d.decided;
+  answer.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
+  answer.reset_after = std::max<core::Nanos>(0, d.decision.reset_after - elapsed);
+  job->each[0] = answer;
+  job->source = Source::kDenialCache;
+  finish(job);
+  return true;
+}
+
+void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::Decision& d,
+                        core::Nanos sent) {
+  if (options_.cache_denials <= 0 || d.allowed || d.overflow || d.retry_after <= 0 ||
+      d.retry_after == core::kNever || is_concurrency(*item.limit)) {
+    return;
+  }
+  if (denials_.size() >= options_.max_cached_denials) {
+    std::erase_if(denials_, [&](const auto& kv) { return kv.second.until <= sent; });
+    if (denials_.size() >= options_.max_cached_denials) return;
+  }
+  Denial& kept = denials_[item.limit->state_key(item.key)];
+  const core::Nanos hold = std::min(d.retry_after, options_.cache_denials);
+  kept = Denial{item.limit, item.limit->resets(), cost, sent, sent + hold, d};
 }
 
 void Store::release(const RemoteLease& lease) {
@@ -267,13 +324,13 @@ void Store::send(std::vector<Part> parts) {
   auto shape = batch.limits_per_request();
   client_->eval(script_, batch.take_keys(), batch.take_args(),
                 [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-                 shape = std::move(shape)](Outcome outcome) {
-                  if (!alive.expired()) answered(parts, shape, outcome);
+                 shape = std::move(shape), now](Outcome outcome) {
+                  if (!alive.expired()) answered(parts, shape, outcome, now);
                 });
 }
 
 void Store::answered(const std::vector<Part>& parts, const std::vector<int>& shape,
-                     const Outcome& outcome) {
+                     const Outcome& outcome, core::Nanos sent) {
   const core::Nanos at = options_.client.clock->now();
   const auto* failure = std::get_if<Failure>(&outcome);
   const bool connection_down = failure != nullptr && failure->kind == Failure::Kind::kConnection;
@@ -300,6 +357,8 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
       const auto idx = static_cast<std::size_t>(p.items[j]);
       const QueryItem& item = p.job->query.items[idx];
       p.job->each[idx] = a.limits[j].decision;
+      if (p.items.size() == 1 && p.max_wait == 0)
+        keep_denial(item, p.cost, a.limits[j].decision, sent);
       if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
         p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
       }

@@ -11,7 +11,8 @@ using metrics::Kind;
 constexpr Family kAnswers{
     "sluice_redis_answers_total", Kind::kCounter,
     "Decisions on rules kept in Redis, by where the answer came from: redis, "
-    "lease (leased permits), fail_open, fail_closed, local (fallback limiter)."};
+    "lease (leased permits), fail_open, fail_closed, local (fallback limiter), denial_cache (a "
+    "refusal Redis gave, kept until its retry time: redis.cache_denials)."};
 constexpr Family kBreakerLoops{"sluice_redis_breaker_loops", Kind::kGauge,
                                "Event loops whose breaker is in each state."};
 
@@ -73,7 +74,7 @@ constexpr Family kConnectedLoops{"sluice_redis_connected_loops", Kind::kGauge,
 
 void collect_store_metrics(metrics::Sink& sink, const Store& store) {
   const Store::Stats& stats = store.stats();
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kSources; ++i) {
     sink.add(kAnswers, {{"source", source_name(static_cast<Source>(i))}},
              static_cast<double>(stats.by_source[i].load(std::memory_order_relaxed)));
   }

@@ -32,6 +32,7 @@ redis:
   timeout: 50ms
   storage: redis
   on_failure: fail-open
+  cache_denials: 0s  # the policies alone; what a kept refusal does in an outage: test_denial_cache
 routes:
   - name: open
     match: {{path_prefix: /open}}

@@ -59,6 +59,7 @@ TEST(RedisSettings, DefaultsAreTheDocumentedOnes) {
   EXPECT_FALSE(url->tls.enabled);
   EXPECT_FALSE(url->sentinel);
   EXPECT_EQ(r.timeout, 50 * core::kNanosPerMilli);
+  EXPECT_EQ(r.cache_denials, core::kNanosPerSecond);
 }
 
 TEST(RedisSettings, PasswordFromAFileWithItsNewlineTrimmedAndAUserAndADb) {
@@ -220,6 +221,14 @@ TEST(RedisSettings, RulesKeptInRedisAcceptSentinelsAsTheStore) {
       "rules:\n  r:\n    limit: token-bucket:rate=10/s,burst=10\n    key: client_ip\n",
       "t.yaml");
   EXPECT_TRUE(loaded.rules) << errors_of(loaded);
+}
+
+TEST(RedisSettings, CacheDenialsIsADurationAndZeroTurnsItOff) {
+  EXPECT_EQ(redis_of("redis:\n  url: redis://a\n  cache_denials: 250ms\n").cache_denials,
+            250 * core::kNanosPerMilli);
+  EXPECT_EQ(redis_of("redis:\n  url: redis://a\n  cache_denials: 0s\n").cache_denials, 0);
+  expect_error("redis:\n  url: redis://a\n  cache_denials: yes\n",
+               "t.yaml:3: field 'redis.cache_denials': ");
 }
 
 }  // namespace

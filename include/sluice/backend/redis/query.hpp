@@ -26,7 +26,8 @@ struct Query {
 };
 
 // Where an answer came from (the metrics' `source` label).
-enum class Source { kRedis, kLease, kFailOpen, kFailClosed, kLocal };
+enum class Source { kRedis, kLease, kFailOpen, kFailClosed, kLocal, kDenialCache };
+inline constexpr int kSources = 6;
 std::string_view source_name(Source s);
 
 // A concurrency permit held in Redis: released with Store::release when the request is done;

@@ -2,6 +2,7 @@
 // its keys are named, and what it does when Redis fails (open, closed, or a local fallback).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +61,11 @@ class RemoteLimit {
   // The in-process stand-in for kLocal (thread-safe); null for other policies.
   local::Policy* fallback() const { return fallback_.get(); }
 
+  // Bumped when a key's state is reset from outside a decision (the admin API): the denials
+  // each store keeps of this limit's keys stop holding (Store::decide's denial cache).
+  std::uint64_t resets() const { return resets_.load(std::memory_order_acquire); }
+  void count_reset() const { resets_.fetch_add(1, std::memory_order_acq_rel); }
+
  private:
   RemoteLimit() = default;
   std::string name_;
@@ -67,6 +73,7 @@ class RemoteLimit {
   RemoteLimitOptions options_;
   ScriptLimit script_;
   std::unique_ptr<local::Policy> fallback_;
+  mutable std::atomic<std::uint64_t> resets_{0};
 };
 
 // The spec at `share` of its rate and capacity (rate, burst and limit scaled, each at least

@@ -30,6 +30,10 @@ struct StoreOptions {
   // Requests per EVALSHA. Smaller batches let Redis run one while the loop prepares the next
   // (store_bench: 64 gave 1.24x the decisions/s of 256 on one loop).
   std::size_t max_batch = 64;
+  // Denials Redis answered are kept (a key refused until T is refused here until T without a
+  // round trip, or for at most cache_denials), at most this many keys per store; 0: none kept.
+  core::Nanos cache_denials = core::kNanosPerSecond;
+  std::size_t max_cached_denials = 1 << 16;
 };
 
 // One per event loop; not thread-safe. Callbacks run on the loop, exactly once, never inside
@@ -53,8 +57,8 @@ class Store {
 
   // Written by the loop, read by the metrics writer on another thread.
   struct Stats {
-    std::atomic<std::uint64_t> by_source[5] = {};  // answers, indexed by Source
-    std::atomic<std::uint64_t> scripts{0};         // EVALSHA calls
+    std::atomic<std::uint64_t> by_source[kSources] = {};  // answers, indexed by Source
+    std::atomic<std::uint64_t> scripts{0};                // EVALSHA calls
     std::atomic<std::uint64_t> scripted_requests{0};
     std::atomic<std::uint64_t> takes{0};  // leasing round trips
     std::atomic<std::uint64_t> failures{0};
@@ -79,13 +83,19 @@ class Store {
   struct Part;
   struct Pool;
   struct Batch;
+  struct Denial;
 
+  // A denial kept for this ask's key that still holds: answered from it, without Redis.
+  bool answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now);
+  // Keeps a denial Redis answered at `sent` (the script decided after that) for its key.
+  void keep_denial(const QueryItem& item, std::int64_t cost, const core::Decision& d,
+                   core::Nanos sent);
   void schedule_flush();
   void flush();
   void send(std::vector<Part> parts);
   // Redis's answer to one send: each part's decisions to its job, or the failure policy.
   void answered(const std::vector<Part>& parts, const std::vector<int>& shape,
-                const Outcome& outcome);
+                const Outcome& outcome, core::Nanos sent);
   // A lease take answered: the permits into its pool, the requests waiting on it served.
   void take_answered(const Part& p, const RequestAnswer& a, core::Nanos at);
   void decide_leased(const std::shared_ptr<Job>& job);
@@ -112,6 +122,7 @@ class Store {
   std::vector<Part> pending_;
   bool flush_scheduled_ = false;
   std::unordered_map<std::string, Pool> pools_;
+  std::unordered_map<std::string, Denial> denials_;  // by state key
   Stats stats_;
   std::shared_ptr<bool> alive_;
 };
