@@ -47,9 +47,13 @@ void outcomes(metrics::Sink& sink, std::string_view route, std::string_view rule
       {"delayed", &c.delayed},
       {"dry_run_denied", &c.dry_run_denied},
       {"missing_key", &c.missing_key}};
+  // A series appears with its first request: rules x routes x outcomes written at 0 would be
+  // mostly placeholders that never move (a rule the decision service is never asked about).
   for (const auto& [outcome, n] : rows) {
+    const std::uint64_t v = n->load(std::memory_order_relaxed);
+    if (v == 0) continue;
     sink.add(kRequests, {{"route", route}, {"rule", rule}, {"outcome", outcome}},
-             static_cast<double>(n->load(std::memory_order_relaxed)));
+             static_cast<double>(v));
   }
 }
 
