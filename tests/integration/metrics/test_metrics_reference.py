@@ -51,6 +51,9 @@ rules:
   per-user:
     limit: fixed-window:limit=2,window=1h
     key: header:X-User
+  roomy:
+    limit: fixed-window:limit=1000,window=1h
+    key: header:X-User
 """
 
 RLS = """domain: edge
@@ -130,6 +133,10 @@ def drive(s, ports, tmp):
     allowed = [requests.post(admin + "/v1/check", json={"rule": "per-user", "key": "ann"},
                              timeout=5).json()["allowed"] for _ in range(3)]
     assert allowed == [True, True, False], allowed
+    # The check API again, a batch of 64 on a roomy rule: one in 64 local decisions is timed.
+    batch = {"checks": [{"rule": "roomy", "key": f"k{i}"} for i in range(64)]}
+    r = requests.post(admin + "/v1/check", json=batch, timeout=5)
+    assert r.status_code == 200 and all(d["allowed"] for d in r.json()["results"]), r.text
     # RESP: SLUICE.CHECK as the check API (its own key), CL.THROTTLE with a burst of 1.
     checks = resp(ports["resp"], *[("SLUICE.CHECK", "per-user", "bob")] * 3)
     assert [c[0] for c in checks] == [0, 0, 1], checks  # limited: 0 or 1, as CL.THROTTLE
@@ -151,21 +158,17 @@ def drive(s, ports, tmp):
 
 
 def scraped(text):
-    """{name: (type, [(labels, value)])} by the Prometheus client's parser; a histogram's
-    samples under its family name, counters under their _total name."""
+    """{name: (type, [(labels, value)])} by the Prometheus client's parser (which names a
+    counter's family without _total); a histogram's _count samples only (its buckets and sum
+    move with it)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out = {}
     for fam in text_string_to_metric_families(text):
-        for sample in fam.samples:
-            name = fam.name if fam.type == "histogram" else sample.name
-            if fam.type == "histogram" and not sample.name.endswith("_count"):
-                continue  # buckets and sums move with the count
-            out.setdefault(name, (fam.type, []))[1].append((sample.labels, sample.value))
-        if fam.type != "histogram" and not fam.samples:
-            out.setdefault(fam.name + ("_total" if fam.type == "counter" else ""), (fam.type, []))
-        if fam.type == "histogram" and not fam.samples:
-            out.setdefault(fam.name, (fam.type, []))
+        name = fam.name + "_total" if fam.type == "counter" else fam.name
+        samples = [(s.labels, s.value) for s in fam.samples
+                   if fam.type != "histogram" or s.name.endswith("_count")]
+        out.setdefault(name, (fam.type, []))[1].extend(samples)
     return out
 
 
@@ -194,3 +197,40 @@ def test_the_names_follow_prometheus_rules(served):
         else:
             assert not name.endswith("_total"), f"{kind} {name} ends in _total"
         assert not re.search(r"_(ms|milliseconds|ns|kb|mb|bytes_total_bytes)$", name), name
+
+
+def decisions(text):
+    """{(frontend, rule, outcome): value} of sluice_rule_requests_total."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == "sluice_rule_requests_total":
+                key = (s.labels["frontend"], s.labels["rule"], s.labels["outcome"])
+                out[key] = out.get(key, 0) + s.value
+    return out
+
+
+def test_every_frontend_counts_its_decisions_by_rule_and_outcome(served):
+    # What drive() served: 5 gateway requests (3 through, 2 refused by per-client; shared
+    # decides only those per-client let by), 3 checks a key for each of the check API and
+    # SLUICE.CHECK (2 allowed, 1 denied), 64 checks of roomy, 3 CL.THROTTLE (2, 1), 2 RLS
+    # calls (1 OK, 1 over).
+    assert decisions(served) == {
+        ("gateway", "per-client", "allowed"): 3,
+        ("gateway", "per-client", "denied"): 2,
+        ("gateway", "shared", "allowed"): 3,
+        ("check_api", "per-user", "allowed"): 2,
+        ("check_api", "per-user", "denied"): 1,
+        ("check_api", "roomy", "allowed"): 64,
+        ("sluice_check", "per-user", "allowed"): 2,
+        ("sluice_check", "per-user", "denied"): 1,
+        ("cl_throttle", "cl.throttle", "allowed"): 2,
+        ("cl_throttle", "cl.throttle", "denied"): 1,
+        ("rls", "edge/user", "allowed"): 1,
+        ("rls", "edge/user", "denied"): 1,
+    }
+    # Only the gateway's series name a route.
+    assert 'route="api"' in served and served.count("route=") == 3
+
