@@ -234,3 +234,17 @@ def test_every_frontend_counts_its_decisions_by_rule_and_outcome(served):
     # Only the gateway's series name a route.
     assert 'route="api"' in served and served.count("route=") == 3
 
+
+def test_decision_and_redis_call_times_are_histograms_that_moved(served):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    fams = {f.name: f for f in text_string_to_metric_families(served)}
+    counts = {(f, s.labels.get("storage")): s.value for f in ("sluice_decision_duration_seconds",
+                                                             "sluice_redis_call_duration_seconds")
+              for s in fams[f].samples if s.name.endswith("_count")}
+    # Every decision that asked Redis is timed: the 3 gateway requests `shared` decided.
+    assert counts[("sluice_decision_duration_seconds", "redis")] == 3
+    assert counts[("sluice_redis_call_duration_seconds", None)] == 3
+    infinite = [s.value for s in fams["sluice_redis_call_duration_seconds"].samples
+                if s.labels.get("le") == "+Inf"]
+    assert infinite == [3]
