@@ -23,6 +23,8 @@ PACKAGES=(
   python3-grpcio python3-grpc-tools python3-protobuf
   # the raw HTTP/2 client of the RLS stream tests (its HPACK encoder; it brings python3-hpack)
   python3-h2
+  # the metrics reference test parses /metrics with the Prometheus client's own parser
+  python3-prometheus-client
   # shipping (docs/packaging.md): systemd readiness, the man page, the .deb (dpkg-shlibdeps and
   # file for CPack) and its tests (dpkg-deb, systemd-analyze verify, man -l, lintian)
   libsystemd-dev help2man dpkg-dev file systemd man-db lintian

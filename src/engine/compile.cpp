@@ -64,8 +64,8 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
   auto c = std::make_unique<CompiledRule>();
   c->rule = rule;
   c->limit = std::move(limit).value();
-  c->check_counters =
-      previous != nullptr ? previous->check_counters : std::make_shared<RuleCounters>();
+  c->check_counters = previous != nullptr ? previous->check_counters
+                                          : std::make_shared<std::array<RuleCounters, kVias>>();
   return c;
 }
 
@@ -77,7 +77,12 @@ core::Expected<std::unique_ptr<CompiledLimit>> rls_limit(const config::RuleSet& 
                                                          const config::RlsDescriptor& d,
                                                          const std::string& path, bool fixed,
                                                          const RlsDomains* old, core::Nanos now) {
-  const CompiledLimit::Rls rls{*d.rate_limit, d.shadow_mode};
+  const CompiledLimit* previous = nullptr;
+  if (old != nullptr) {
+    if (auto it = old->limits.find(path); it != old->limits.end()) previous = it->second.get();
+  }
+  CompiledLimit::Rls rls{*d.rate_limit, d.shadow_mode};
+  if (previous != nullptr && previous->rls) rls.counters = previous->rls->counters;
   if (d.rate_limit->unlimited) {
     auto limit = std::make_unique<CompiledLimit>();
     limit->name = path;
@@ -89,10 +94,6 @@ core::Expected<std::unique_ptr<CompiledLimit>> rls_limit(const config::RuleSet& 
   Placement where{fixed ? kOneKeyBudget : rules.rls->memory, std::nullopt, "rls"};
   if (rules.rls->storage == config::Storage::kRedis) {
     where.redis = remote_options(rules.rls_redis_options());
-  }
-  const CompiledLimit* previous = nullptr;
-  if (old != nullptr) {
-    if (auto it = old->limits.find(path); it != old->limits.end()) previous = it->second.get();
   }
   auto limit = make_limit(path, *spec, where, previous, now);
   if (!limit) return core::make_error(limit.error());

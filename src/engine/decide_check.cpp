@@ -6,8 +6,6 @@
 namespace sluice::engine::detail {
 namespace {
 
-void count(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
-
 bool is_concurrency(const CompiledLimit& limit) {
   return std::holds_alternative<core::Concurrency::Params>(limit.spec.params);
 }
@@ -84,12 +82,7 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book) {
     return;
   }
   if (RuleCounters* counters = counters_of(a)) {
-    if (out.total.allowed) {
-      count(counters->allowed);
-      if (out.total.delay > 0) count(counters->delayed);
-    } else {
-      count(a.enforced ? counters->denied : counters->dry_run_denied);
-    }
+    count_decision(*counters, out.total.allowed, a.enforced, out.total.delay);
   }
   // A dry-run rule never tells its caller to refuse.
   out.verdict = out.total.allowed || !a.enforced ? Verdict::kAllow : Verdict::kDeny;

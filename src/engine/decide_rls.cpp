@@ -143,6 +143,9 @@ void conclude_rls(Outcome& out) {
   out.verdict = Verdict::kAllow;
   for (std::size_t i = 0; i < out.applied.size(); ++i) {
     const Applied& a = out.applied[i];
+    if (!a.limit.unlimited) {
+      count_decision(*compiled_of(a).rls->counters, a.decision.allowed, a.enforced, 0);
+    }
     if (!a.enforced || a.decision.allowed) continue;
     out.verdict = Verdict::kDeny;
     if (out.decided_by < 0) out.decided_by = static_cast<int>(i);

@@ -44,12 +44,13 @@ core::Expected<core::Gcra::Params> throttle_params(const ThrottleAsk& a) {
 
 }  // namespace
 
-void conclude_throttle(Outcome& out) {
+void conclude_throttle(Outcome& out, RuleCounters& counters) {
   if (out.total.overflow) {
     refuse(out, ErrorKind::kBadQuantity, "ERR invalid quantity: too large for this rate");
     return;
   }
   out.verdict = out.total.allowed ? Verdict::kAllow : Verdict::kDeny;
+  count_decision(counters, out.total.allowed, true, 0);
 }
 
 Progress EngineState::start_throttle(const Snapshot& snap, const ThrottleAsk& a, core::Nanos now,
@@ -77,7 +78,7 @@ Progress EngineState::start_throttle(const Snapshot& snap, const ThrottleAsk& a,
            "ERR invalid quantity " + std::to_string(a.quantity) + ": too large for this rate");
     return Progress::kDone;
   }
-  conclude_throttle(out);
+  conclude_throttle(out, throttle_counters_);
   return Progress::kDone;
 }
 

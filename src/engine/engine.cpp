@@ -78,7 +78,9 @@ struct Kinds {
   static void check_done(EngineState& e, Outcome& out, core::Nanos now) {
     conclude_check(out, now, e.leases_);
   }
-  static void throttle_done(EngineState&, Outcome& out, core::Nanos) { conclude_throttle(out); }
+  static void throttle_done(EngineState& e, Outcome& out, core::Nanos) {
+    conclude_throttle(out, e.throttle_counters_);
+  }
   static void rls_done(EngineState&, Outcome& out, core::Nanos) { conclude_rls(out); }
 
   static constexpr Row kRows[] = {{http, http_done},
@@ -122,8 +124,9 @@ Progress EngineState::start_rule(const Snapshot& s, const RuleAsk& a, core::Nano
     refuse(out, ErrorKind::kUnknownRule, "unknown rule '" + std::string(a.rule) + "'");
     return Progress::kDone;
   }
-  const Progress p = start_one(rule->limit, &rule->rule, rule->check_counters.get(), a.key, a.cost,
-                               rule->max_wait(), now, AskKind::kRule, out);
+  RuleCounters* counters = &(*rule->check_counters)[static_cast<std::size_t>(a.via)];
+  const Progress p = start_one(rule->limit, &rule->rule, counters, a.key, a.cost, rule->max_wait(),
+                               now, AskKind::kRule, out);
   if (p == Progress::kDone) conclude_check(out, now, leases_);
   return p;
 }

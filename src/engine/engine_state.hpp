@@ -41,6 +41,12 @@ class EngineState {
   void finish(Outcome& out, std::vector<backend::redis::Answer> answers);
 
   LeaseBook& leases() { return leases_; }
+  const RuleCounters& throttle_counters() const { return throttle_counters_; }
+  // Calls f(const CompiledLimit&) for each RLS limit override made so far.
+  template <class F>
+  void for_each_rls_override(F&& f) {
+    rls_overrides_.for_each(f);
+  }
   local::DynamicLimit<core::Gcra>& throttle() { return throttle_; }
 
  private:
@@ -70,6 +76,7 @@ class EngineState {
   // CL.THROTTLE: one TAT per key, whatever the parameters each call brings (redis-cell).
   local::DynamicLimit<core::Gcra> throttle_;
   LeaseBook leases_;
+  RuleCounters throttle_counters_;  // CL.THROTTLE's decisions (rule "cl.throttle")
 };
 
 }  // namespace sluice::engine::detail

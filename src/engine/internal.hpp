@@ -95,6 +95,13 @@ inline Applied applied(const CompiledLimit& limit, const config::Rule* rule,
   return OutcomeAccess::make(limit, rule, decision, enforced, counters, item);
 }
 
+// Counts one decision of a rule or an RLS limit under its outcome (a delayed one is also allowed).
+inline void count_decision(RuleCounters& c, bool allowed, bool enforced, core::Nanos delay) {
+  std::atomic<std::uint64_t>& n = allowed ? c.allowed : enforced ? c.denied : c.dry_run_denied;
+  n.fetch_add(1, std::memory_order_relaxed);
+  if (allowed && delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+}
+
 // An ask refused before it is decided.
 inline void refuse(Outcome& out, ErrorKind kind, std::string error) {
   out.verdict = Verdict::kInvalid;
@@ -122,7 +129,7 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book);
 // An RLS outcome: OVER_LIMIT (kDeny) when an enforced descriptor is over its limit.
 void conclude_rls(Outcome& out);
 // A CL.THROTTLE outcome: allowed or limited, or refused when the quantity overflows.
-void conclude_throttle(Outcome& out);
+void conclude_throttle(Outcome& out, RuleCounters& counters);
 
 // The limit as Redis keeps it: a query item for `key`.
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,

@@ -63,6 +63,13 @@ class LazyLimits {
   // reached: kFull).
   Got get(std::string_view id, const std::function<core::Expected<CompiledLimit>()>& make);
 
+  // Calls f(const CompiledLimit&) for each limit kept (metrics; takes the lock).
+  template <class F>
+  void for_each(F&& f) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, limit] : limits_) f(*limit);
+  }
+
  private:
   const std::size_t cap_;
   std::mutex mutex_;

@@ -11,10 +11,33 @@
 
 namespace sluice::engine {
 
+namespace {
+
+constexpr metrics::Family kDecisionTime{
+    "sluice_decision_duration_seconds", metrics::Kind::kHistogram,
+    "Time to decide a request, by where its limits are kept: local (1 in 64 timed) or redis "
+    "(every one, from the ask to the conclusion, the Redis round trip included)."};
+constexpr metrics::Family kRedisCallTime{
+    "sluice_redis_call_duration_seconds", metrics::Kind::kHistogram,
+    "Time from handing a decision's query to the loop's Redis store to its answer (batching, "
+    "the round trip, or the failure policy at the timeout)."};
+
+}  // namespace
+
 Loop::Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry,
-           const core::Clock* clock)
-    : engine_(engine), io_(io), registry_(registry), clock_(clock) {
+           const core::Clock* clock, const core::Clock* timer)
+    : engine_(engine),
+      io_(io),
+      registry_(registry),
+      clock_(clock),
+      timer_(registry != nullptr ? timer : nullptr) {
   snapshot();
+  if (timer_ == nullptr) return;
+  time_metrics_ = registry_->add([this](metrics::Sink& sink) {
+    local_times_.collect(sink, kDecisionTime, {"storage", "local"});
+    redis_times_.collect(sink, kDecisionTime, {"storage", "redis"});
+    call_times_.collect(sink, kRedisCallTime);
+  });
 }
 
 void Loop::follow_redis_settings() {
@@ -33,6 +56,7 @@ void Loop::follow_redis_settings() {
 }
 
 Loop::~Loop() {
+  time_metrics_.reset();
   metrics_.reset();
   store_.reset();
 }
@@ -55,16 +79,29 @@ std::shared_ptr<const config::RuleSet> Loop::shared_rules() {
 }
 
 Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
-  return engine_.state().start(snapshot(), ask, now, out);
+  // Untimed but for 1 in kTimeEvery: the gateway's hot path pays an increment and a branch.
+  if (timer_ == nullptr || ++untimed_ < kTimeEvery) {
+    return engine_.state().start(snapshot(), ask, now, out);
+  }
+  untimed_ = 0;
+  const core::Nanos start = timer_->now();
+  const Progress p = engine_.state().start(snapshot(), ask, now, out);
+  if (p == Progress::kDone) local_times_.observe(timer_->now() - start);
+  return p;
 }
 
 void Loop::complete(Outcome& out, std::function<void()> done) {
   detail::Remote& remote = *detail::remote_of(out);
+  const core::Nanos start = timer_ != nullptr ? timer_->now() : 0;
+  const auto timed = [this, start](metrics::LoopHistogram& h) {
+    if (timer_ != nullptr) h.observe(timer_->now() - start);
+  };
   if (store_ == nullptr) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
-    boost::asio::post(io_, [this, &out, done = std::move(done)] {
+    boost::asio::post(io_, [this, &out, timed, done = std::move(done)] {
       engine_.state().finish(out, detail::answer_without_store(*detail::remote_of(out)));
+      timed(redis_times_);
       done();
     });
     return;
@@ -78,10 +115,12 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
   auto g = std::make_shared<Gather>(Gather{std::vector<backend::redis::Answer>(remote.parts.size()),
                                            remote.parts.size(), std::move(done)});
   for (std::size_t p = 0; p < remote.parts.size(); ++p) {
-    store_->decide(remote.parts[p].query, [this, &out, g, p](backend::redis::Answer a) {
+    store_->decide(remote.parts[p].query, [this, &out, g, p, timed](backend::redis::Answer a) {
+      timed(call_times_);
       g->answers[p] = std::move(a);
       if (--g->left > 0) return;
       engine_.state().finish(out, std::move(g->answers));
+      timed(redis_times_);
       g->done();
     });
   }

@@ -1,7 +1,9 @@
-// The engine's counters in the registry (engine.hpp): each rule's outcomes on each route (and
-// in the decision service, route "-"), each local table's occupancy, CL.THROTTLE's table, the
+// The engine's counters in the registry (engine.hpp): the decisions of every frontend by rule
+// and outcome (one family: the gateway's by route, the check API's and SLUICE.CHECK's by rule,
+// CL.THROTTLE's, the RLS limits'), each local table's occupancy, CL.THROTTLE's table, the
 // decision service's held permits.
 #include "engine_state.hpp"
+#include "rls_tree.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::engine {
@@ -11,7 +13,10 @@ using metrics::Family;
 using metrics::Kind;
 
 constexpr Family kRequests{"sluice_rule_requests_total", Kind::kCounter,
-                           "Requests decided by a rule on a route, by outcome."};
+                           "Decisions of a rule (or RLS limit), by frontend, gateway route and "
+                           "outcome."};
+// The `frontend` label of the decision service's counters, by Via.
+constexpr std::string_view kViaLabels[kVias] = {"check_api", "sluice_check"};
 
 // Table occupancy, one row per figure: a table of rows rather than five copies of a loop.
 struct TableFigure {
@@ -39,17 +44,28 @@ constexpr Family kPermits{"sluice_permits_held", Kind::kGauge,
                           "Concurrency permits the decision service holds for callers, by rule "
                           "(or inline limit)."};
 
-void outcomes(metrics::Sink& sink, std::string_view route, std::string_view rule,
-              const RuleCounters& c) {
+// `route` empty: a frontend without routes (no route label).
+void outcomes(metrics::Sink& sink, std::string_view frontend, std::string_view route,
+              std::string_view rule, const RuleCounters& c) {
   const std::pair<std::string_view, const std::atomic<std::uint64_t>*> rows[] = {
       {"allowed", &c.allowed},
       {"denied", &c.denied},
       {"delayed", &c.delayed},
       {"dry_run_denied", &c.dry_run_denied},
       {"missing_key", &c.missing_key}};
+  // A series appears with its first request: rules x routes x outcomes written at 0 would be
+  // mostly placeholders that never move (a rule the decision service is never asked about).
   for (const auto& [outcome, n] : rows) {
-    sink.add(kRequests, {{"route", route}, {"rule", rule}, {"outcome", outcome}},
-             static_cast<double>(n->load(std::memory_order_relaxed)));
+    const std::uint64_t v = n->load(std::memory_order_relaxed);
+    if (v == 0) continue;
+    if (route.empty()) {
+      sink.add(kRequests, {{"frontend", frontend}, {"rule", rule}, {"outcome", outcome}},
+               static_cast<double>(v));
+    } else {
+      sink.add(kRequests,
+               {{"frontend", frontend}, {"route", route}, {"rule", rule}, {"outcome", outcome}},
+               static_cast<double>(v));
+    }
   }
 }
 
@@ -59,14 +75,26 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
   return registry.add([state = state_.get()](metrics::Sink& sink) {
     const auto snap = state->snapshot();
     sink.declare(kRequests);
-    for (const auto& c : snap->compiled) outcomes(sink, "-", c->rule.name, *c->check_counters);
     for (const auto& r : snap->routes) {
       for (const auto* list : {&r->enforce, &r->dry_run}) {
         for (const RouteRule& rr : *list) {
-          outcomes(sink, r->route.name, rr.rule->rule.name, *rr.counters);
+          outcomes(sink, "gateway", r->route.name, rr.rule->rule.name, *rr.counters);
         }
       }
     }
+    for (const auto& c : snap->compiled) {
+      for (std::size_t v = 0; v < kVias; ++v) {
+        outcomes(sink, kViaLabels[v], "", c->rule.name, (*c->check_counters)[v]);
+      }
+    }
+    outcomes(sink, "cl_throttle", "", "cl.throttle", state->throttle_counters());
+    const auto rls = [&](const CompiledLimit& l) {
+      if (l.rls) outcomes(sink, "rls", "", l.name, *l.rls->counters);
+    };
+    if (snap->rls) {
+      for (const auto& [path, limit] : snap->rls->limits) rls(*limit);
+    }
+    state->for_each_rls_override(rls);
     for (const TableFigure& f : kTableFigures) {
       sink.declare(f.family);
       for (const auto& c : snap->compiled) {

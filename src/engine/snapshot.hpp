@@ -3,6 +3,7 @@
 // a request keeps the one it started with.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/config/rule_set.hpp"
+#include "sluice/engine/ask.hpp"
 #include "sluice/engine/quota.hpp"
 #include "sluice/local/table_limit.hpp"
 
@@ -42,6 +44,7 @@ struct CompiledLimit {
   struct Rls {
     config::RlsRateLimit rate;
     bool shadow = false;
+    std::shared_ptr<RuleCounters> counters = std::make_shared<RuleCounters>();  // kept on reload
   };
   std::optional<Rls> rls;
 
@@ -52,7 +55,8 @@ struct CompiledLimit {
 struct CompiledRule {
   config::Rule rule;
   CompiledLimit limit;
-  std::shared_ptr<RuleCounters> check_counters;  // the decision service's use (route "-")
+  // The decision service's use, by the frontend that asks (Via: check API, SLUICE.CHECK).
+  std::shared_ptr<std::array<RuleCounters, kVias>> check_counters;
 
   core::Nanos max_wait() const { return rule.action == config::Action::kDelay ? rule.max_wait : 0; }
 };

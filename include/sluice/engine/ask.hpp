@@ -3,6 +3,7 @@
 // SLUICE.CHECK), a CL.THROTTLE call, an Envoy RLS request. One entry point takes any of them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -14,12 +15,17 @@
 
 namespace sluice::engine {
 
+// Which frontend asks for a rule's decision: the `frontend` label of its counters.
+enum class Via : std::uint8_t { kCheckApi, kSluiceCheck };
+inline constexpr std::size_t kVias = 2;
+
 // One key against a configured rule. A delay rule waits up to its max_wait; others decide at
 // once. A concurrency rule's permit is held until released (Outcome::lease).
 struct RuleAsk {
   std::string_view rule;
   std::string_view key;
   std::int64_t cost = 1;
+  Via via = Via::kCheckApi;
 };
 
 // One key against a limit given in the request ("gcra:rate=10/s,burst=5"); its table is made

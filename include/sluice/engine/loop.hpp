@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/outcome.hpp"
+#include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/support/shared_handler.hpp"
 
@@ -31,9 +33,12 @@ class Loop {
   // Makes the loop's Redis store when the config names one, its deadlines in `clock` (the
   // loop's; the steady clock when null), and again when a reload names one first; a reload
   // that changes the redis settings reconfigures it (Store::reconfigure). Registers the
-  // store's counters with `registry` when given.
+  // store's counters with `registry` when given. With `timer` (a clock that reads time, not a
+  // cached one) and `registry`, times decisions: every one that asks Redis, and each Redis call,
+  // and 1 in kTimeEvery of those decided here (two clock reads), for the histograms of
+  // docs/metrics.md.
   Loop(Engine& engine, boost::asio::io_context& io, metrics::Registry* registry = nullptr,
-       const core::Clock* clock = nullptr);
+       const core::Clock* clock = nullptr, const core::Clock* timer = nullptr);
   ~Loop();
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;
@@ -77,6 +82,15 @@ class Loop {
   std::uint64_t version_ = 0;
   std::unique_ptr<backend::redis::Store> store_;
   metrics::Registry::Registration metrics_;
+
+  // Decision and Redis call times: written by this loop only, read by a scrape.
+  static constexpr std::uint32_t kTimeEvery = 64;
+  const core::Clock* timer_;
+  std::uint32_t untimed_ = 0;
+  metrics::LoopHistogram local_times_;
+  metrics::LoopHistogram redis_times_;
+  metrics::LoopHistogram call_times_;
+  metrics::Registry::Registration time_metrics_;  // after the histograms: unregistered first
 };
 
 }  // namespace sluice::engine

@@ -76,7 +76,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
         options(std::move(opts)),
         registry(r),
         clock(io, *options.clocks.steady),
-        loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock)) {
+        loop(std::make_unique<engine::Loop>(engine, io, &registry, &clock, options.clocks.steady)) {
     if (options.listen) {
       admin = std::make_unique<Listener>(io);
       admin->where = *options.listen;

@@ -15,6 +15,7 @@
 #include "admin_request.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
+#include "process_metrics.hpp"
 #include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_json.hpp"
@@ -62,6 +63,7 @@ AdminService::AdminService(std::shared_ptr<control::ConfigStore> store,
 
 void AdminService::collect(metrics::Sink& sink) const {
   collect_build_info(sink);
+  collect_process_metrics(sink);
   sink.add(kReloads, {{"result", "ok"}}, static_cast<double>(store_->reloads_ok()));
   sink.add(kReloads, {{"result", "error"}}, static_cast<double>(store_->reloads_error()));
   sink.add(kVersion, {}, static_cast<double>(store_->engine().version()));

@@ -41,7 +41,7 @@ Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& addr
   acceptor_->listen(asio::socket_base::max_listen_connections);
   local_ = acceptor_->local_endpoint();
   clock_ = std::make_unique<LoopClock>(*io_, source);
-  loop_ = std::make_unique<engine::Loop>(engine_, *io_, registry, clock_.get());
+  loop_ = std::make_unique<engine::Loop>(engine_, *io_, registry, clock_.get(), &source);
 }
 
 Worker::~Worker() {

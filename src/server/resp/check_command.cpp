@@ -38,8 +38,8 @@ void sluice_check(Context& ctx, std::span<const std::string_view> args) {
       return ctx.out.error("ERR invalid cost '" + std::string(s) + "': must be a positive integer");
     }
   }
-  if (ctx.loop.decide(engine::RuleAsk{args[1], args[2], cost}, ctx.now, ctx.outcome) ==
-      engine::Progress::kPending) {
+  if (ctx.loop.decide(engine::RuleAsk{args[1], args[2], cost, engine::Via::kSluiceCheck}, ctx.now,
+                      ctx.outcome) == engine::Progress::kPending) {
     ctx.after = write_outcome;
     return;
   }

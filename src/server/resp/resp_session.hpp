@@ -38,7 +38,7 @@ struct SessionRegistry {
 struct LoopParts {
   LoopParts(engine::Engine& e, boost::asio::io_context& io, metrics::Registry* registry,
             const core::Clock& source)
-      : clock(io, source), loop(e, io, registry, &clock) {}
+      : clock(io, source), loop(e, io, registry, &clock, &source) {}
   LoopClock clock;
   engine::Loop loop;
 };

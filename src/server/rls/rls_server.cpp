@@ -67,7 +67,7 @@ struct RlsServer::Impl {
         clocks(c),
         // Windows start where envoyproxy/ratelimit's do: at whole Unix seconds, minutes, ...
         clock(io, *clocks.wall),
-        loop(e, io, registry, &clock),
+        loop(e, io, registry, &clock, clocks.steady),  // timed with the steady clock
         service(io, loop, clock) {
     if (registry != nullptr) {
       metrics = registry->add([this](metrics::Sink& sink) {

@@ -234,11 +234,11 @@ def test_delay_rule_get_holds_the_reply_and_post_reports_the_wait(sluice):
     assert delays[:2] == [0, 0] and delays[4] >= 250
 
 
-def test_metrics_count_checks_under_route_dash(sluice):
+def test_metrics_count_checks_under_frontend_check_api(sluice):
     for _ in range(4):
         sluice.get("per-user", key="metrics")
     text = requests.get(sluice.admin + "/metrics", timeout=5).text
-    line = 'sluice_rule_requests_total{route="-",rule="per-user",outcome="denied"}'
+    line = 'sluice_rule_requests_total{frontend="check_api",rule="per-user",outcome="denied"}'
     assert any(l.startswith(line) and int(l.split()[-1]) >= 1 for l in text.splitlines()), text
 
 

@@ -392,6 +392,39 @@ TEST(EngineCheck, TheCheckApiAndTheGatewayShareTheRulesState) {
   EXPECT_EQ(decide(e, alice.view(), 0).verdict, Verdict::kDeny);
 }
 
+TEST(EngineCheck, EachFrontendCountsItsDecisionsUnderItsOwnLabelAndNoZeroSeriesIsWritten) {
+  Engine e(load(kPerUser), 0);
+  Req alice;
+  alice.query = "userId=alice";
+  decide(e, alice.view(), 0);                                               // gateway: allowed
+  decide(e, RuleAsk{"per-user", "bob", 1}, 0);                              // check API: allowed
+  decide(e, RuleAsk{"per-user", "bob", 2, Via::kSluiceCheck}, 0);           // SLUICE.CHECK: denied
+  for (int i = 0; i < 3; ++i) decide(e, ThrottleAsk{"t", 1, 1, 60, 1}, 0);  // 2 allowed, 1 not
+  const auto n = [&](std::string_view frontend, std::string_view outcome) {
+    return metric(e, "sluice_rule_requests_total", {{"frontend", frontend}, {"outcome", outcome}});
+  };
+  EXPECT_EQ(n("gateway", "allowed"), 1);
+  EXPECT_EQ(n("check_api", "allowed"), 1);
+  EXPECT_EQ(n("check_api", "denied"), 0);
+  EXPECT_EQ(n("sluice_check", "denied"), 1);
+  EXPECT_EQ(n("cl_throttle", "allowed"), 2);
+  EXPECT_EQ(n("cl_throttle", "denied"), 1);
+  metrics::Registry registry;
+  const auto registration = e.register_metrics(registry);
+  const std::string text = registry.text();
+  EXPECT_NE(text.find("sluice_rule_requests_total{frontend=\"gateway\",route=\"api\","
+                      "rule=\"per-user\",outcome=\"allowed\"} 1\n"),
+            std::string::npos)
+      << text;
+  // 5 series: one per (frontend, outcome) above with a count; none at 0.
+  std::size_t series = 0;
+  for (std::size_t at = 0;
+       (at = text.find("\nsluice_rule_requests_total{", at)) != std::string::npos; ++at) {
+    ++series;
+  }
+  EXPECT_EQ(series, 5u) << text;
+}
+
 TEST(EngineCheck, AKeyOfSeveralPartsIsTheSameStateWhereverItIsAsked) {
   const std::string yaml = config(
       "{name: all, match: {path_prefix: /}, upstream: app, rules: [pair]}",
