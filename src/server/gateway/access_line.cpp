@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
@@ -54,18 +55,21 @@ void append_ms(std::string& out, double ms) {
   fmt::format_to(std::back_inserter(out), "{:.1f}", ms);
 }
 
-// 2024-05-01T12:00:00.123Z
-void append_time(std::string& out, std::int64_t ms) {
+// 2024-05-01T12:00:00.123Z, into `out` (at least kTimeBytes).
+constexpr std::size_t kTimeBytes = 32;
+std::string_view format_time(std::int64_t ms, char* out) {
   const auto secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 ms % 1000);
+  const auto r = fmt::format_to_n(out, kTimeBytes, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                                  tm.tm_min, tm.tm_sec, ms % 1000);
+  return {out, std::min(r.size, kTimeBytes)};
 }
 
 void format_text(const AccessFields& f, std::string& out) {
-  append_time(out, f.time_ms);
+  char time[kTimeBytes];
+  out += format_time(f.time_ms, time);
   for (const std::string_view v : {f.client, f.request_id, f.method, f.target}) {
     append_column(out, v);
   }
@@ -104,11 +108,10 @@ void format_json(const AccessFields& f, std::string& out) {
   std::array<unsigned char, 4096> buffer;
   boost::json::monotonic_resource mr(buffer.data(), buffer.size());
   boost::json::storage_ptr sp(&mr);
-  std::string time;
-  append_time(time, f.time_ms);
+  char time[kTimeBytes];
   boost::json::object o(sp);
   o.reserve(15);
-  o.emplace("time", boost::json::string(time, sp));
+  o.emplace("time", boost::json::string(format_time(f.time_ms, time), sp));
   o.emplace("client", json_text(f.client, sp));
   o.emplace("request_id", json_text(f.request_id, sp));
   o.emplace("method", json_text(f.method, sp));

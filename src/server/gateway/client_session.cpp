@@ -257,9 +257,9 @@ void ClientSession::take_request_id(const RequestParser::value_type& req) {
 void ClientSession::finish_exchange(core::Nanos now) {
   const config::RuleSet& rules = outcome_.rules();
   if (outcome_.dry_run_denied()) {
-    // A dry-run rule would have refused it: said in the access log and on stderr (at most
-    // once a second per loop, with the count passed over), as nginx logs limit_req_dry_run.
-    exchange_.dry_run_denied = true;
+    // A dry-run rule would have refused it: said in the access log (its dry_run column) and
+    // on stderr (at most once a second per loop, with the count passed over), as nginx logs
+    // limit_req_dry_run.
     worker_.warn_dry_run(outcome_, now);
   }
   bodies_ = rules.bodies;
@@ -355,9 +355,8 @@ void ClientSession::log(std::string_view client, const config::RuleSet& rules, b
       if (outcome_.log_key(*a, view_, log_key_)) f.key = log_key_;
     }
     if (x.decision == "delay") f.delay_ms = static_cast<double>(outcome_.delay) / 1e6;
-    if (x.upstream_ms >= 0 && outcome_.upstream() != nullptr) {
-      f.upstream = outcome_.upstream()->name;
-    }
+    const bool forwarded = x.decision == "forward" || x.decision == "delay";
+    if (forwarded && outcome_.upstream() != nullptr) f.upstream = outcome_.upstream()->name;
     for (const engine::Applied& a : outcome_.applied) {
       if (!a.enforced && !a.decision.allowed) {
         f.dry_run = a.limit.name;

@@ -65,7 +65,6 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     std::uint64_t bytes = 0;
     double upstream_ms = -1;
     std::string_view decision;
-    bool dry_run_denied = false;
   };
 
   // Reads one request, asks the engine, acts on the outcome and logs the exchange.

@@ -14,7 +14,7 @@ import socket
 import requests
 
 from conftest import gateway_config
-from integration_support import wait_until
+from integration_support import free_port, wait_until
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs",
                     "logging.md")
@@ -148,6 +148,14 @@ def test_a_delayed_request_logs_its_delay(sluice, upstreams):
     assert second["outcome"] == "delay" and second["rule"] == "paced"
     assert second["key"] == "all"
     assert 20 <= float(second["delay_ms"]) <= 100, second
+
+
+def test_a_forwarded_request_no_server_answered_names_the_upstream_without_a_time(sluice):
+    s = sluice(gateway_config([f"127.0.0.1:{free_port()}"]))  # nothing listens there
+    assert requests.get(s.url + "/", timeout=5).status_code == 502
+    c = columns(lines_of(s, 1)[0])
+    assert (c["status"], c["outcome"], c["upstream"], c["upstream_ms"]) == \
+        ("502", "forward", "app", "-")
 
 
 def test_json_lines_parse_and_have_the_documented_fields(sluice, upstreams, tmp_path):
