@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/json/monotonic_resource.hpp>
-#include <boost/json/object.hpp>
 #include <boost/json/serializer.hpp>
 #include <ctime>
 #include <random>
@@ -25,6 +23,8 @@ void append_hex_byte(std::string& out, unsigned char c) {
   out += kHex[c & 15];
 }
 
+bool needs_escape(unsigned char c) { return c <= 0x20 || c >= 0x7f || c == '"' || c == '\\'; }
+
 // One text column: never empty, never a space, a quote, a control byte or a line end.
 void append_column(std::string& out, std::string_view v) {
   out += ' ';
@@ -36,9 +36,15 @@ void append_column(std::string& out, std::string_view v) {
     out += "\\x2d";
     return;
   }
+  const auto plain = std::find_if(
+      v.begin(), v.end(), [](char ch) { return needs_escape(static_cast<unsigned char>(ch)); });
+  if (plain == v.end()) {
+    out += v;  // the usual case: one copy
+    return;
+  }
   for (const char ch : v) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+    if (needs_escape(c)) {
       append_hex_byte(out, c);
     } else {
       out += ch;
@@ -46,91 +52,125 @@ void append_column(std::string& out, std::string_view v) {
   }
 }
 
-void append_ms(std::string& out, double ms) {
-  out += ' ';
-  if (ms < 0) {
-    out += '-';
-    return;
-  }
-  fmt::format_to(std::back_inserter(out), "{:.1f}", ms);
+void append_number(std::string& out, std::uint64_t n) {
+  const fmt::format_int text(n);
+  out.append(text.data(), text.size());
 }
 
-// 2024-05-01T12:00:00.123Z, into `out` (at least kTimeBytes).
-constexpr std::size_t kTimeBytes = 32;
-std::string_view format_time(std::int64_t ms, char* out) {
-  const auto secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  const auto r = fmt::format_to_n(out, kTimeBytes, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-                                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                                  tm.tm_min, tm.tm_sec, ms % 1000);
-  return {out, std::min(r.size, kTimeBytes)};
+// Milliseconds to 0.1 ms ("3.2"); `absent` for a negative value.
+void append_ms(std::string& out, double ms, std::string_view absent) {
+  if (ms < 0) {
+    out += absent;
+    return;
+  }
+  const auto tenths = static_cast<std::uint64_t>(ms * 10 + 0.5);
+  append_number(out, tenths / 10);
+  out += '.';
+  out += static_cast<char>('0' + tenths % 10);
+}
+
+// 2024-05-01T12:00:00.123Z. The part to the second is kept per thread: a log writes many lines
+// a second, and gmtime_r and formatting cost more than the line.
+void append_time(std::string& out, std::int64_t ms) {
+  struct Second {
+    std::int64_t at = -1;
+    char text[20] = {};  // "2024-05-01T12:00:00"
+  };
+  thread_local Second last;
+  const std::int64_t secs = ms / 1000;
+  if (secs != last.at) {
+    const auto t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    fmt::format_to_n(last.text, sizeof last.text - 1, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec);
+    last.at = secs;
+  }
+  const auto milli = static_cast<int>(ms % 1000);
+  out.append(last.text, 19);
+  out += '.';
+  out += static_cast<char>('0' + milli / 100);
+  out += static_cast<char>('0' + milli / 10 % 10);
+  out += static_cast<char>('0' + milli % 10);
+  out += 'Z';
 }
 
 void format_text(const AccessFields& f, std::string& out) {
-  char time[kTimeBytes];
-  out += format_time(f.time_ms, time);
+  append_time(out, f.time_ms);
   for (const std::string_view v : {f.client, f.request_id, f.method, f.target}) {
     append_column(out, v);
   }
-  fmt::format_to(std::back_inserter(out), " {} {}", f.status, f.bytes);
+  out += ' ';
+  append_number(out, static_cast<std::uint64_t>(f.status));
+  out += ' ';
+  append_number(out, f.bytes);
   for (const std::string_view v : {f.route, f.outcome, f.rule, f.key}) append_column(out, v);
-  append_ms(out, f.delay_ms);
+  out += ' ';
+  append_ms(out, f.delay_ms, "-");
   append_column(out, f.upstream);
-  append_ms(out, f.upstream_ms);
+  out += ' ';
+  append_ms(out, f.upstream_ms, "-");
   append_column(out, f.dry_run);
   out += '\n';
 }
 
-// A text as a JSON string value (null when empty), valid UTF-8 whatever the bytes were.
-boost::json::value json_text(std::string_view v, boost::json::storage_ptr sp) {
-  if (v.empty()) return nullptr;
-  if (!core::invalid_utf8_at(v)) return boost::json::string(v, std::move(sp));
-  std::string clean;
-  for (const char ch : v) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80) {
-      append_hex_byte(clean, c);
-    } else {
-      clean += ch;
-    }
+// A JSON string as Boost.JSON's serializer writes it (quotes and escapes), or null when empty.
+// A text that is not valid UTF-8 has its bytes over 0x7f written \xHH first.
+void append_json_text(std::string& out, boost::json::serializer& sr, std::string_view v) {
+  if (v.empty()) {
+    out += "null";
+    return;
   }
-  return boost::json::string(clean, std::move(sp));
-}
-
-boost::json::value json_ms(double ms) {
-  if (ms < 0) return nullptr;
-  return static_cast<double>(static_cast<std::int64_t>(ms * 10 + 0.5)) / 10;  // 0.1 ms
-}
-
-void format_json(const AccessFields& f, std::string& out) {
-  // The object and its texts live in this buffer: a line of usual size allocates nothing.
-  std::array<unsigned char, 4096> buffer;
-  boost::json::monotonic_resource mr(buffer.data(), buffer.size());
-  boost::json::storage_ptr sp(&mr);
-  char time[kTimeBytes];
-  boost::json::object o(sp);
-  o.reserve(15);
-  o.emplace("time", boost::json::string(format_time(f.time_ms, time), sp));
-  o.emplace("client", json_text(f.client, sp));
-  o.emplace("request_id", json_text(f.request_id, sp));
-  o.emplace("method", json_text(f.method, sp));
-  o.emplace("target", json_text(f.target, sp));
-  o.emplace("status", f.status);
-  o.emplace("bytes", f.bytes);
-  o.emplace("route", json_text(f.route, sp));
-  o.emplace("outcome", json_text(f.outcome, sp));
-  o.emplace("rule", json_text(f.rule, sp));
-  o.emplace("key", json_text(f.key, sp));
-  o.emplace("delay_ms", json_ms(f.delay_ms));
-  o.emplace("upstream", json_text(f.upstream, sp));
-  o.emplace("upstream_ms", json_ms(f.upstream_ms));
-  o.emplace("dry_run", json_text(f.dry_run, sp));
-  boost::json::serializer sr;
-  sr.reset(&o);
-  char piece[1024];
+  std::string clean;  // only for invalid UTF-8, which a usual line never has
+  if (core::invalid_utf8_at(v)) {
+    for (const char ch : v) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x80) {
+        append_hex_byte(clean, c);
+      } else {
+        clean += ch;
+      }
+    }
+    v = clean;
+  }
+  sr.reset(boost::json::string_view(v.data(), v.size()));
+  char piece[512];
   while (!sr.done()) out += std::string_view(sr.read(piece));
-  out += '\n';
+}
+
+// One object, its fields in the order of the text columns. Boost.JSON writes every string;
+// the numbers are written here, as "3.2" rather than Boost.JSON 1.81's "3.2E0".
+void format_json(const AccessFields& f, std::string& out) {
+  out += "{\"time\":\"";
+  append_time(out, f.time_ms);
+  out += '"';
+  boost::json::serializer sr;  // one for the line's strings: it is not cheap to make
+  const auto text = [&](std::string_view name, std::string_view v) {
+    out += ",\"";
+    out += name;
+    out += "\":";
+    append_json_text(out, sr, v);
+  };
+  text("client", f.client);
+  text("request_id", f.request_id);
+  text("method", f.method);
+  text("target", f.target);
+  out += ",\"status\":";
+  append_number(out, static_cast<std::uint64_t>(f.status));
+  out += ",\"bytes\":";
+  append_number(out, f.bytes);
+  text("route", f.route);
+  text("outcome", f.outcome);
+  text("rule", f.rule);
+  text("key", f.key);
+  out += ",\"delay_ms\":";
+  append_ms(out, f.delay_ms, "null");
+  text("upstream", f.upstream);
+  out += ",\"upstream_ms\":";
+  append_ms(out, f.upstream_ms, "null");
+  text("dry_run", f.dry_run);
+  out += "}\n";
 }
 
 }  // namespace
