@@ -9,6 +9,7 @@ import ctypes.util
 import json
 import os
 import re
+import signal
 import socket
 
 import requests
@@ -103,6 +104,21 @@ def test_log_key_hash_hides_the_raw_key_and_the_same_key_hashes_the_same(sluice,
     assert columns(lines_of(again, 4)[3])["key"] == keys[0]
 
 
+def test_log_key_set_through_the_admin_api_is_shown_kept_and_applied(sluice, upstreams, tmp_path):
+    up = upstreams(1)
+    s = start(sluice, up, per_user())
+    rule = {"limit": "fixed-window:limit=1,window=1h", "key": "header:X-User", "log_key": "hash"}
+    r = requests.put(s.admin + "/v1/rules/per-user", json=rule, timeout=5)
+    assert r.status_code == 200, r.text
+    assert r.json()["log_key"] == "hash"
+    assert requests.get(s.admin + "/v1/rules/per-user", timeout=5).json()["log_key"] == "hash"
+    assert "log_key: hash" in (tmp_path / "sluice.yaml").read_text()  # written back
+    requests.get(s.url + "/", headers={"X-User": "dave"}, timeout=5)
+    assert columns(lines_of(s, 1)[0])["key"] == xxh3_low64_hex("dave")
+    r = requests.put(s.admin + "/v1/rules/per-user", json=dict(rule, log_key="md5"), timeout=5)
+    assert r.status_code == 400 and "log_key" in r.text
+
+
 def test_a_given_request_id_is_logged_and_forwarded_and_answered(sluice, upstreams):
     up = upstreams(1)
     s = start(sluice, up, per_user())
@@ -178,6 +194,25 @@ def test_json_lines_parse_and_have_the_documented_fields(sluice, upstreams, tmp_
     assert (refused["status"], refused["outcome"], refused["upstream"], refused["upstream_ms"]) \
         == (429, "reject", None, None)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", ok["time"])
+
+
+def test_a_reload_that_changes_the_format_applies_to_the_next_line(sluice, upstreams, tmp_path):
+    up = upstreams(1)
+    s = start(sluice, up, per_user())
+    requests.get(s.url + "/", headers={"X-User": "a"}, timeout=5)
+    assert columns(lines_of(s, 1)[0])["key"] == "a"
+    config = tmp_path / "sluice.yaml"
+    text = config.read_text().replace(f'access_log: "{s.access_log}"',
+                                      f'access_log: {{path: "{s.access_log}", format: json}}')
+    config.write_text(text)
+    s.proc.send_signal(signal.SIGHUP)
+
+    def json_line():
+        requests.get(s.url + "/", headers={"X-User": "b"}, timeout=5)
+        last = s.access_lines()[-1]
+        return last.startswith("{") and json.loads(last)
+
+    assert wait_until(json_line, what="a JSON line after the reload")["key"] == "b"
 
 
 def raw_get(port, target, user):
