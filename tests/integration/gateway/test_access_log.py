@@ -14,7 +14,7 @@ import socket
 
 import requests
 
-from conftest import gateway_config
+from conftest import accepts_connections, gateway_config
 from integration_support import free_port, wait_until
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs",
@@ -108,6 +108,7 @@ def test_log_key_set_through_the_admin_api_is_shown_kept_and_applied(sluice, ups
     up = upstreams(1)
     s = start(sluice, up, per_user())
     rule = {"limit": "fixed-window:limit=1,window=1h", "key": "header:X-User", "log_key": "hash"}
+    wait_until(lambda: accepts_connections(s.admin_port), what="the admin listener")
     r = requests.put(s.admin + "/v1/rules/per-user", json=rule, timeout=5)
     assert r.status_code == 200, r.text
     assert r.json()["log_key"] == "hash"
