@@ -34,6 +34,9 @@ inline constexpr Named<Action> kActions[] = {
     {"reject", Action::kReject}, {"delay", Action::kDelay}, {"dry-run", Action::kDryRun}};
 inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
                                                         {"deny", OnMissingKey::kDeny}};
+inline constexpr Named<LogKey> kLogKeys[] = {{"raw", LogKey::kRaw}, {"hash", LogKey::kHash}};
+inline constexpr Named<AccessLogFormat> kAccessLogFormats[] = {{"text", AccessLogFormat::kText},
+                                                               {"json", AccessLogFormat::kJson}};
 inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
 // A route's request_buffering, spelt as nginx's proxy_request_buffering.
 inline constexpr Named<bool> kRequestBuffering[] = {{"on", true}, {"off", false}};

@@ -28,10 +28,12 @@ using internal::Errors;
 using internal::host_problem;
 using internal::Item;
 using internal::join;
+using internal::kAccessLogFormats;
 using internal::kActions;
 using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
+using internal::kLogKeys;
 using internal::kOnMissingKey;
 using internal::kRequestBuffering;
 using internal::kStorages;
@@ -168,12 +170,12 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
       "body",       "on_missing_key", "missing_key_status",
       "permit_ttl", "max_permits",    "storage",
       "on_failure", "local_share",    "lease",
-      "lease_ttl"};
+      "lease_ttl",  "log_key"};
   std::initializer_list<std::string_view> without_name = {
       "limit",       "key",         "action",         "max_wait",
       "status",      "body",        "on_missing_key", "missing_key_status",
       "permit_ttl",  "max_permits", "storage",        "on_failure",
-      "local_share", "lease",       "lease_ttl"};
+      "local_share", "lease",       "lease_ttl",      "log_key"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -198,6 +200,7 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
   if (auto st = s.number("missing_key_status", 0, 999)) {
     r.missing_key_status = static_cast<int>(*st);
   }
+  if (auto k = s.choice("log_key", kLogKeys)) r.log_key = *k;
   if (auto t = s.duration("permit_ttl")) r.permit_ttl = *t;
   if (auto n = s.number("max_permits", 1, 100'000'000)) r.max_permits = *n;
   r.storage = s.choice("storage", kStorages);
@@ -495,6 +498,28 @@ void read_body_limits(Section& h, BodyLimits& out) {
   if (auto r = h.parsed<std::size_t>("min_body_rate", parse_byte_rate)) out.min_rate = *r;
 }
 
+// `access_log: FILE` (or stdout), or `access_log: {path: FILE, format: text|json}`.
+void read_access_log(Section& s, RuleSet& rs) {
+  if (!s.has("access_log")) return;
+  if (!s.is_map("access_log")) {
+    if (auto log = s.text("access_log")) rs.access_log = *log;
+    return;
+  }
+  auto a = s.section("access_log", {"path", "format"});
+  if (!a) return;
+  if (auto f = a->choice("format", kAccessLogFormats)) rs.access_log_format = *f;
+  if (auto path = a->text("path")) {
+    if (path->empty()) {
+      a->fail("path", "is empty (stdout, or a file path; remove access_log to turn it off)");
+    } else {
+      rs.access_log = *path;
+    }
+  } else if (!a->has("path")) {
+    s.fail("access_log",
+           "needs a path (stdout, or a file path), e.g. {path: stdout, format: json}");
+  }
+}
+
 }  // namespace
 
 RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& origins) {
@@ -539,7 +564,7 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
     if (auto e = h->choice("escaped_slashes", kEscapedSlashes)) rs.escaped_slashes = *e;
     read_body_limits(*h, rs.bodies);
   }
-  if (auto log = s.text("access_log")) rs.access_log = *log;
+  read_access_log(s, rs);
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;
   rs.redis = internal::read_redis(s);
 

@@ -100,6 +100,11 @@ class Section {
   }
 
   bool has(std::string_view f) const { return fields_.contains(f); }
+  // Whether field `f` is a mapping (a field that takes a word or a mapping of its parts).
+  bool is_map(std::string_view f) const {
+    auto it = fields_.find(f);
+    return it != fields_.end() && it->second.node.is_map();
+  }
 
   // Whether field `f` is the plain word `word` (`admin: off`), before it is read as a value.
   bool text_is(std::string_view f, std::string_view word) {

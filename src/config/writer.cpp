@@ -25,10 +25,12 @@
 namespace sluice::config {
 
 using internal::format_key_part;
+using internal::kAccessLogFormats;
 using internal::kActions;
 using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
+using internal::kLogKeys;
 using internal::kOnMissingKey;
 using internal::kStorages;
 using internal::name_of;
@@ -137,6 +139,9 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
       << std::string(name_of(kOnMissingKey, r.on_missing_key));
   if (r.on_missing_key == OnMissingKey::kDeny) {
     out << YAML::Key << "missing_key_status" << YAML::Value << r.missing_key_status;
+  }
+  if (r.log_key != LogKey::kRaw) {
+    out << YAML::Key << "log_key" << YAML::Value << std::string(name_of(kLogKeys, r.log_key));
   }
   if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     out << YAML::Key << "permit_ttl" << YAML::Value << core::format_duration(r.permit_ttl);
@@ -326,8 +331,14 @@ std::string yaml_before_rules(const RuleSet& rs) {
   }
   out << YAML::Key << "memory" << YAML::Value << core::format_bytes(rs.memory);
   emit_http_settings(out, rs);
-  if (!rs.access_log.empty()) {
+  if (!rs.access_log.empty() && rs.access_log_format == AccessLogFormat::kText) {
     out << YAML::Key << "access_log" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
+  } else if (!rs.access_log.empty()) {
+    out << YAML::Key << "access_log" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << rs.access_log;
+    out << YAML::Key << "format" << YAML::Value
+        << std::string(name_of(kAccessLogFormats, rs.access_log_format));
+    out << YAML::EndMap;
   }
   out << YAML::Key << "write_back" << YAML::Value << rs.write_back;
   if (rs.redis) emit_redis(out, *rs.redis);
@@ -428,6 +439,7 @@ boost::json::object rule_json(const Rule& r) {
   o["body"] = r.body;
   o["on_missing_key"] = name_of(kOnMissingKey, r.on_missing_key);
   if (r.on_missing_key == OnMissingKey::kDeny) o["missing_key_status"] = r.missing_key_status;
+  if (r.log_key != LogKey::kRaw) o["log_key"] = name_of(kLogKeys, r.log_key);
   if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     o["permit_ttl"] = core::format_duration(r.permit_ttl);
     o["max_permits"] = r.max_permits;

@@ -6,6 +6,8 @@
 #include <new>
 
 #include "internal.hpp"
+#include "keys.hpp"
+#include "sluice/table/key_hash.hpp"
 
 namespace sluice::engine {
 
@@ -98,6 +100,22 @@ const config::Route* Outcome::route() const { return route_ != nullptr ? &route_
 
 const config::Upstream* Outcome::upstream() const {
   return route_ != nullptr ? route_->upstream : nullptr;
+}
+
+bool Outcome::log_key(const Applied& a, const RequestView& r, std::string& out) const {
+  out.clear();
+  if (a.rule == nullptr || route_ == nullptr) return false;
+  if (!detail::request_key_text(a.rule->key, r, client(), route_->route.name, out)) {
+    out.clear();
+    return false;
+  }
+  if (a.rule->log_key == config::LogKey::kHash) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::uint64_t h = table::hash_key(out).bucket;
+    out.assign(16, '0');
+    for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 15];
+  }
+  return true;
 }
 
 }  // namespace sluice::engine

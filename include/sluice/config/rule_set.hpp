@@ -81,6 +81,13 @@ enum class Action {
 
 enum class OnMissingKey { kSkip, kDeny };
 
+// How the access log shows a rule's key (`log_key:`): as it is, or as a hash (64 bits of XXH3-128,
+// 16 hex digits) that tells keys apart without writing them out.
+enum class LogKey { kRaw, kHash };
+
+// `access_log: {format:}`: one line of space-separated columns, or one JSON object per line.
+enum class AccessLogFormat { kText, kJson };
+
 // What a rule kept in Redis does when Redis errors, times out or its breaker is open
 // (docs/distributed.md): allow, deny, or decide with an in-process limiter at `local_share`.
 enum class FailurePolicy { kOpen, kClosed, kLocal };
@@ -160,8 +167,9 @@ struct Rule {
   int status = 429;          // over the limit
   std::string body = "Too Many Requests\n";
   OnMissingKey on_missing_key = OnMissingKey::kSkip;
-  int missing_key_status = 429;  // on_missing_key: deny (its own status: a 401 for a missing
-                                 // API key need not be the over-limit answer too)
+  int missing_key_status = 429;   // on_missing_key: deny (its own status: a 401 for a missing
+                                  // API key need not be the over-limit answer too)
+  LogKey log_key = LogKey::kRaw;  // the access log's key column: raw, or hashed
   // Concurrency: how long the decision service keeps a permit that is never given back.
   core::Nanos permit_ttl = 60 * core::kNanosPerSecond;
   // Concurrency: the most permits the decision service holds for this rule's callers at once
@@ -300,7 +308,8 @@ struct RuleSet {
   // `http: {escaped_slashes}`: how the gateway normalizes "%2F" before routes see a path.
   proto::http::EscapedSlashes escaped_slashes = proto::http::EscapedSlashes::kDecode;
   BodyLimits bodies;
-  std::string access_log;  // "": off; "stdout", or a file path
+  std::string access_log;  // "": off; "stdout", or a file path (`access_log.path`)
+  AccessLogFormat access_log_format = AccessLogFormat::kText;  // `access_log.format`
   bool write_back = true;  // admin API changes rewrite the config file
   std::optional<RedisSettings> redis;
   std::optional<RespSettings> resp;

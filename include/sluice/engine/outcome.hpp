@@ -148,6 +148,10 @@ class Outcome {
   // The gateway: the route the request matched, and its upstream (null: it responds itself).
   const config::Route* route() const;
   const config::Upstream* upstream() const;
+  // The access log: the key the rule of `a` (one of `applied`) had in request `r`, as that
+  // rule's log_key says: its text, or its hash (64 bits of its XXH3-128 in 16 hex digits, the same
+  // on every instance). False (`out` empty) for an inline limit or a key the request lacks.
+  bool log_key(const Applied& a, const RequestView& r, std::string& out) const;
 
   // Whether it holds a decision (and what that keeps alive) until reset().
   bool in_use() const { return snapshot_ != nullptr; }

@@ -1,11 +1,6 @@
 // AccessLog (access_log.hpp).
 #include "access_log.hpp"
 
-#include <fmt/format.h>
-
-#include <chrono>
-#include <ctime>
-
 namespace sluice::server::gateway {
 
 AccessLog::~AccessLog() {
@@ -24,26 +19,13 @@ void AccessLog::open(std::string_view destination) {
   }
 }
 
-void AccessLog::write(std::string_view destination, const AccessRecord& r) {
+void AccessLog::write(std::string_view destination, config::AccessLogFormat format,
+                      AccessFields fields) {
   if (destination.empty()) return;
-  const std::int64_t ms = wall_.now() / core::kNanosPerMilli;
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  std::string line =
-      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z {} {} {} {} {} ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000,
-                  r.client.empty() ? "-" : r.client, r.method.empty() ? "-" : r.method,
-                  r.target.empty() ? "-" : r.target, r.status, r.bytes);
-  if (r.upstream_ms < 0) {
-    line += "-";
-  } else {
-    line += fmt::format("{:.1f}", r.upstream_ms);
-  }
-  line += ' ';
-  line += r.decision;
-  if (r.dry_run_denied) line += " dry-run-denied";
-  line += '\n';
+  fields.time_ms = wall_.now() / core::kNanosPerMilli;
+  thread_local std::string line;
+  line.clear();
+  format_access_line(fields, format, line);
 
   std::lock_guard lock(mu_);
   if (destination != destination_) open(destination);

@@ -16,6 +16,34 @@ using boost::system::error_code;
 
 namespace {
 
+// The rule an access-log line names: the one that refused; for an admitted request, the one
+// that held it longest, else the one closest to its limit (the smallest share of its capacity
+// left after this request; the first in route order on a tie or without numbers). Null: none
+// took part (a route without rules, no route, or a refusal no single rule made).
+const engine::Applied* deciding_rule(const engine::Outcome& o) {
+  if (o.decided_by >= 0) return &o.applied[static_cast<std::size_t>(o.decided_by)];
+  if (o.verdict != engine::Verdict::kAllow) return nullptr;
+  const engine::Applied* first = nullptr;
+  const engine::Applied* held = nullptr;
+  const engine::Applied* closest = nullptr;
+  double closest_share = 2;
+  for (const engine::Applied& a : o.applied) {
+    if (!a.enforced) continue;
+    const core::Decision& d = a.decision;
+    if (first == nullptr) first = &a;
+    if (d.delay > 0 && (held == nullptr || d.delay > held->decision.delay)) held = &a;
+    if (d.remaining >= 0 && d.limit > 0) {
+      const double share = static_cast<double>(d.remaining) / static_cast<double>(d.limit);
+      if (share < closest_share) {
+        closest_share = share;
+        closest = &a;
+      }
+    }
+  }
+  if (held != nullptr) return held;
+  return closest != nullptr ? closest : first;
+}
+
 constexpr std::size_t kLingerBytes = 1u << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
 
@@ -117,6 +145,7 @@ ClientSession::RequestParser& ClientSession::new_request_parser() {
   body_pace_ = {};
   body_timed_out_ = false;
   exchange_ = {};
+  request_id_ = {};
   idle_ = client_buffer_.size() == 0;
   client_watch_.expires_after(ns(first_ ? timeouts_.header : timeouts_.idle));
   first_ = false;
@@ -139,10 +168,12 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   const std::string_view target = req.target();
   if (target.size() > kMaxTargetBytes) co_return co_await refuse_head(414);
 
-  engine::RequestView view;
+  engine::RequestView& view = view_;
+  view = {};
   if (!read_request_head(req, escaped_slashes_, target_, view)) {
     co_return co_await refuse_head(400);
   }
+  take_request_id(req);
 
   // The loop's time: every limit decides at this instant.
   const core::Nanos now = worker_.clock().now();
@@ -203,21 +234,39 @@ void ClientSession::write_limit_fields() {
   proto::http::append_ratelimit_fields(fields_, limit_fields_,
                                        {rules.ratelimit_headers, rules.legacy_headers},
                                        retry_after(outcome_));
+  if (!request_id_.empty()) {
+    fields_ += "X-Request-Id: ";
+    fields_ += request_id_;
+    fields_ += "\r\n";
+  }
+}
+
+void ClientSession::take_request_id(const RequestParser::value_type& req) {
+  request_id_ = {};
+  // Only with the access log on: without it nobody reads the id, and heads stay as they were.
+  if (worker_.loop().rules().access_log.empty()) return;
+  const auto given = req.find("X-Request-Id");
+  if (given != req.end() && usable_request_id(given->value()) && req.count("X-Request-Id") == 1) {
+    request_id_ = given->value();
+    return;
+  }
+  make_request_id(made_request_id_);
+  request_id_ = std::string_view(made_request_id_, 32);
 }
 
 void ClientSession::finish_exchange(core::Nanos now) {
   const config::RuleSet& rules = outcome_.rules();
   if (outcome_.dry_run_denied()) {
-    // A dry-run rule would have refused it: said in the access log and on stderr (at most
-    // once a second per loop, with the count passed over), as nginx logs limit_req_dry_run.
-    exchange_.dry_run_denied = true;
+    // A dry-run rule would have refused it: said in the access log (its dry_run column) and
+    // on stderr (at most once a second per loop, with the count passed over), as nginx logs
+    // limit_req_dry_run.
     worker_.warn_dry_run(outcome_, now);
   }
   bodies_ = rules.bodies;
   held_.reset();
   if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
   worker_.stats().response(exchange_.status);
-  log(exchange_, outcome_.client(), rules.access_log);
+  log(outcome_.client(), rules, true);
   // The outcome's permits (and its rules) are held until here: the response is written.
   worker_.loop().release(outcome_);
   outcome_.reset();
@@ -228,7 +277,7 @@ Awaitable<ClientSession::Next> ClientSession::refuse_head(int status) {
   exchange_.decision = "error";
   worker_.stats().response(status);
   co_await answer_error(status);
-  log(exchange_, peer_, worker_.loop().rules().access_log);
+  log(peer_, worker_.loop().rules(), false);
   co_return Next::kClose;
 }
 
@@ -285,20 +334,37 @@ Awaitable<void> ClientSession::linger_close() {
   client_watch_.disarm();
 }
 
-void ClientSession::log(const Exchange& x, std::string_view client, std::string_view destination) {
-  if (destination.empty()) return;
-  AccessRecord r;
-  r.client = client;
+void ClientSession::log(std::string_view client, const config::RuleSet& rules, bool decided) {
+  if (rules.access_log.empty()) return;
+  const Exchange& x = exchange_;
+  AccessFields f;
+  f.client = client;
   if (parser_ && parser_->is_header_done()) {
-    r.method = parser_->get().method_string();
-    r.target = parser_->get().target();
+    f.method = parser_->get().method_string();
+    f.target = parser_->get().target();
   }
-  r.status = x.status;
-  r.bytes = x.bytes;
-  r.upstream_ms = x.upstream_ms;
-  r.decision = x.decision;
-  r.dry_run_denied = x.dry_run_denied;
-  worker_.access_log().write(destination, r);
+  f.request_id = request_id_;
+  f.status = x.status;
+  f.bytes = x.bytes;
+  f.outcome = x.decision;
+  f.upstream_ms = x.upstream_ms;
+  if (decided) {
+    if (const config::Route* route = outcome_.route()) f.route = route->name;
+    if (const engine::Applied* a = deciding_rule(outcome_)) {
+      f.rule = a->limit.name;
+      if (outcome_.log_key(*a, view_, log_key_)) f.key = log_key_;
+    }
+    if (x.decision == "delay") f.delay_ms = static_cast<double>(outcome_.delay) / 1e6;
+    const bool forwarded = x.decision == "forward" || x.decision == "delay";
+    if (forwarded && outcome_.upstream() != nullptr) f.upstream = outcome_.upstream()->name;
+    for (const engine::Applied& a : outcome_.applied) {
+      if (!a.enforced && !a.decision.allowed) {
+        f.dry_run = a.limit.name;
+        break;
+      }
+    }
+  }
+  worker_.access_log().write(rules.access_log, rules.access_log_format, f);
 }
 
 }  // namespace sluice::server::gateway

@@ -65,7 +65,6 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     std::uint64_t bytes = 0;
     double upstream_ms = -1;
     std::string_view decision;
-    bool dry_run_denied = false;
   };
 
   // Reads one request, asks the engine, acts on the outcome and logs the exchange.
@@ -141,7 +140,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // rather than a reset.
   Awaitable<void> linger_close();
 
-  void log(const Exchange& x, std::string_view client, std::string_view destination);
+  // X-Request-Id into request_id_ (the client's, or one made) when the access log is on.
+  void take_request_id(const RequestParser::value_type& req);
+  // The access-log line of exchange_; `decided`: outcome_ holds the engine's answer.
+  void log(std::string_view client, const config::RuleSet& rules, bool decided);
 
   Worker& worker_;
   Socket client_;
@@ -158,6 +160,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string peer_;            // the socket peer's address
   std::string forwarded_node_;  // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
+  engine::RequestView view_;     // the request as the engine saw it (for the log's key)
+  std::string_view request_id_;  // "" (access log off), the client's id or made_request_id_
+  char made_request_id_[33] = {};
+  std::string log_key_;       // the access log's key column, kept to reuse its capacity
   engine::Outcome outcome_;   // the engine's answer to the request being served
   LimitFields limit_fields_;  // its rate-limit fields, before they are written
   std::string fields_;        // ... and as header lines

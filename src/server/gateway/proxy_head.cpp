@@ -63,6 +63,11 @@ struct ConnectionTokens {
   }
 };
 
+template <class Field>
+bool is_request_id(const Field& f) {
+  return f.name() == http::field::unknown && boost::beast::iequals(f.name_string(), "X-Request-Id");
+}
+
 void append_field(std::string& out, std::string_view name, std::string_view value) {
   out += name;
   out += ": ";
@@ -109,7 +114,8 @@ std::string forwarded_node(std::string_view peer) {
 void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
                                   const proto::http::TargetParts& target, std::string_view peer,
                                   std::string_view forwarded_for, Framing framing,
-                                  std::uint64_t length, std::string_view host) {
+                                  std::uint64_t length, std::string_view host,
+                                  std::string_view request_id) {
   const ConnectionTokens tokens(req);
   out += req.method_string();
   out += ' ';
@@ -137,6 +143,7 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
       continue;
     }
     if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
+    if (!request_id.empty() && is_request_id(f)) continue;
     if (name == http::field::host) {
       if (absolute_form) continue;
       has_host = true;
@@ -150,13 +157,14 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
   if (!forwarded.empty()) forwarded += ", ";
   forwarded += forwarded_for;
   append_field(out, "Forwarded", forwarded);
+  if (!request_id.empty()) append_field(out, "X-Request-Id", request_id);
   append_framing(out, framing, length);
   out += "\r\n";
 }
 
 void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
-                                  bool keep_alive, unsigned client_version) {
+                                  bool keep_alive, unsigned client_version, bool drop_request_id) {
   const ConnectionTokens tokens(res);
   append_status_line(out, res.result_int(), res.reason());
   for (const auto& f : res) {
@@ -168,6 +176,7 @@ void append_relayed_response_head(std::string& out, const http::response_header<
     }
     if (is_hop_by_hop(name)) continue;
     if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
+    if (drop_request_id && is_request_id(f)) continue;
     append_field(out, f.name_string(), f.value());
   }
   append_extra(out, extra);

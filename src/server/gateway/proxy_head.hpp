@@ -36,17 +36,21 @@ std::string forwarded_node(std::string_view peer);
 // client's fields less hop-by-hop ones and Expect (the gateway answers 100-continue itself),
 // X-Forwarded-For with `peer` appended, Forwarded with `for=` appended, then the framing.
 // Host is the absolute-form target's authority when there is one (RFC 9112 §3.2.2), else the
-// client's; `host` stands in when the client sent none.
+// client's; `host` stands in when the client sent none. A `request_id` replaces the client's
+// X-Request-Id fields with one of that value.
 void append_upstream_request_head(std::string& out, const http::request_header<Fields>& req,
                                   const proto::http::TargetParts& target, std::string_view peer,
                                   std::string_view forwarded_for, Framing framing,
-                                  std::uint64_t length, std::string_view host);
+                                  std::uint64_t length, std::string_view host,
+                                  std::string_view request_id = {});
 
 // The upstream's status and fields less hop-by-hop ones, then `extra` (the outcome's
 // RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.
+// `drop_request_id`: `extra` says X-Request-Id, so the upstream's is not relayed beside it.
 void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
-                                  bool keep_alive, unsigned client_version);
+                                  bool keep_alive, unsigned client_version,
+                                  bool drop_request_id = false);
 
 // A response the gateway makes itself: status, text body length, `extra` fields.
 void append_local_response_head(std::string& out, int status, std::size_t body_length,

@@ -130,7 +130,7 @@ Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection
   upstream_timed_out_ = false;
   head_.clear();
   append_upstream_request_head(head_, p.get(), target_.parts, peer_, forwarded_node_,
-                               request.framing, request.length, server.authority);
+                               request.framing, request.length, server.authority, request_id_);
   upstream_watch_.expires_after(ns(timeouts_.upstream));
   Attempt a;
   // Chunked and whole: a streamed body that came in one read, all of it in memory.
@@ -203,7 +203,8 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   if (framing == Framing::kClose) keep_alive = false;
   const bool chunked_down = framing == Framing::kChunked;
   head_.clear();
-  append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version());
+  append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version(),
+                               /*drop_request_id=*/!request_id_.empty());
   exchange_.status = status;
   bool done = rp.is_done();
   client_watch_.expires_after(ns(timeouts_.idle));

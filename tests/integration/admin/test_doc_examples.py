@@ -15,7 +15,8 @@ import yaml
 from integration_support import sluice_binary
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-DOCS = [os.path.join(ROOT, "docs", name) for name in ("admin-api.md", "configuration.md")]
+DOCS = [os.path.join(ROOT, "docs", name)
+        for name in ("admin-api.md", "configuration.md", "logging.md")]
 ALGORITHMS = ("token-bucket", "gcra", "leaky-bucket", "fixed-window", "sliding-log",
               "sliding-window", "smooth-bursty", "smooth-warmup", "queue", "concurrency")
 SPEC = re.compile(r"\b(?:%s):[a-z-]+=[^,\s`'\"})\]]+(?:,[a-z-]+=[^,\s`'\"})\]]+)*"

@@ -182,9 +182,13 @@ def test_access_log_line(sluice, upstreams):
     requests.get(s.url + "/logged?q=1", timeout=5)
     lines = wait_until(lambda: s.access_lines(), what="an access log line")
     fields = lines[-1].split(" ")
-    assert len(fields) == 8, lines[-1]
-    when, client, method, target, status, size, upstream_ms, decision = fields
+    assert len(fields) == 15, lines[-1]  # docs/logging.md, column by column
+    (when, client, request_id, method, target, status, size, route, outcome, rule, key,
+     delay_ms, upstream, upstream_ms, dry_run) = fields
     assert when.endswith("Z") and "T" in when
-    assert (client, method, target, status, size, decision) == \
-        ("127.0.0.1", "GET", "/logged?q=1", "200", "3", "forward")
+    assert (client, method, target, status, size, route, outcome, rule, key, delay_ms,
+            upstream, dry_run) == \
+        ("127.0.0.1", "GET", "/logged?q=1", "200", "3", "all", "forward", "-", "-", "0.0",
+         "app", "-")
+    assert len(request_id) == 32
     assert float(upstream_ms) >= 0

@@ -92,6 +92,7 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
   EXPECT_EQ(a.ratelimit_headers, b.ratelimit_headers);
   EXPECT_EQ(a.legacy_headers, b.legacy_headers);
   EXPECT_EQ(a.access_log, b.access_log);
+  EXPECT_EQ(a.access_log_format, b.access_log_format);
   EXPECT_EQ(a.write_back, b.write_back);
   ASSERT_EQ(a.upstreams.size(), b.upstreams.size());
   for (std::size_t i = 0; i < a.upstreams.size(); ++i) {
@@ -129,6 +130,7 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
     EXPECT_EQ(x.status, y.status);
     EXPECT_EQ(x.body, y.body);
     EXPECT_EQ(x.on_missing_key, y.on_missing_key);
+    EXPECT_EQ(x.log_key, y.log_key);
   }
 }
 
@@ -349,6 +351,40 @@ rules:
   expect_same(rs, *again.rules);
   EXPECT_EQ(again.rules->access_log, "null");
   EXPECT_EQ(again.rules->rules[0].key[1].name, "- [a, b]: #c");
+}
+
+TEST(ConfigLoader, AccessLogIsAPathOrAPathAndAFormat) {
+  const RuleSet plain = load_ok("access_log: stdout\n");
+  EXPECT_EQ(plain.access_log, "stdout");
+  EXPECT_EQ(plain.access_log_format, AccessLogFormat::kText);
+  const RuleSet json = load_ok("access_log: {path: /tmp/a.log, format: json}\n");
+  EXPECT_EQ(json.access_log, "/tmp/a.log");
+  EXPECT_EQ(json.access_log_format, AccessLogFormat::kJson);
+  const RuleSet text = load_ok("access_log: {path: stdout}\n");
+  EXPECT_EQ(text.access_log, "stdout");
+  EXPECT_EQ(text.access_log_format, AccessLogFormat::kText);
+  EXPECT_EQ(load_ok("access_log: \"\"\n").access_log, "");
+}
+
+TEST(ConfigWriter, AccessLogFormatAndLogKeyRoundTrip) {
+  for (const char* yaml : {"access_log: {path: /tmp/a b.log, format: json}\n",
+                           "access_log: {path: stdout, format: text}\n", "access_log: stdout\n"}) {
+    RuleSet rs = load_ok(std::string(yaml) + R"(rules:
+  h: {limit: "gcra:rate=1/s,burst=1", key: "header:X-User", log_key: hash}
+  r: {limit: "gcra:rate=1/s,burst=1", key: client_ip, log_key: raw}
+)");
+    EXPECT_EQ(rs.rules[0].log_key, LogKey::kHash);
+    EXPECT_EQ(rs.rules[1].log_key, LogKey::kRaw);
+    const std::string written = to_yaml(rs);
+    Loaded again = load_config_text(written, "written.yaml");
+    ASSERT_TRUE(again.rules) << all_errors(again) << written;
+    expect_same(rs, *again.rules);
+    // The admin API's JSON of a rule reads back to the same rule.
+    const auto parsed = parse_rule("h", rule_to_json(rs.rules[0]));
+    ASSERT_TRUE(parsed) << parsed.error();
+    EXPECT_EQ(parsed.rule->log_key, LogKey::kHash);
+    EXPECT_EQ(rule_json(rs.rules[1]).count("log_key"), 0u);  // the default is not written
+  }
 }
 
 TEST(ConfigWriter, ACacheOfRuleTextsWritesTheSameTextAfterEveryKindOfChange) {
