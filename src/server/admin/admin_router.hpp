@@ -21,6 +21,7 @@ struct AdminRequest {
   std::string_view query;  // after '?', may be empty
   std::string_view body;
   std::string name;  // the {name} segment of the matched pattern, percent-decoded
+  std::string key;   // the {key} segment, percent-decoded
   const ListenerInfo* listener = nullptr;  // the listener it came in on
   unsigned version = 11;                   // HTTP/1.x: 10 or 11
   std::optional<std::string_view> host;    // the (first) Host field, when sent
@@ -30,7 +31,8 @@ struct AdminRequest {
 
 struct AdminRoute {
   boost::beast::http::verb method;
-  // A literal path, or one ending in "{name}", which matches one non-empty path segment.
+  // A literal path, or one with "{name}" and "{key}" segments, each matching one non-empty
+  // path segment.
   std::string_view pattern;
   Reply (AdminService::*handler)(const AdminRequest&);
   // Where the row is served: the admin listener; the decision listener; or the decision API,
