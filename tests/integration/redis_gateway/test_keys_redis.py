@@ -123,3 +123,41 @@ def test_sluice_peek_and_reset_over_resp_on_a_redis_rule(redis_server, tmp_path)
         assert c.execute_command("SLUICE.PEEK", "nginx-like", "gus") == [0, 3, 3, -1, 0, 0]
     finally:
         proc.stop()
+
+
+SPECS = ["token-bucket:rate=10/m,burst=5", "gcra:rate=10/m,burst=4",
+         "leaky-bucket:rate=10/m,burst=4", "fixed-window:limit=5,window=1h",
+         "sliding-window:limit=5,window=1h", "smooth-bursty:rate=1/s",
+         "smooth-warmup:rate=1/s,warmup=2s", "queue:rate=1/s", "concurrency:limit=5"]
+# Windows start at multiples of their length on each store's own clock (steady here, Redis's
+# TIME there): their reset times differ by where the clocks stand, not by the look.
+WINDOWED = ("fixed-window", "sliding-window")
+
+
+def parity_config():
+    # Doubled braces: the gateway fixture formats the config.
+    rules = "".join(f"  l{i}: {{{{limit: \"{s}\", key: header:X-User}}}}\n"
+                    f"  r{i}: {{{{limit: \"{s}\", key: header:X-User, storage: redis}}}}\n"
+                    for i, s in enumerate(SPECS))
+    head = CONFIG.split("rules:\n  per-user:")[0]
+    return head + "rules:\n" + rules
+
+
+def test_a_look_in_redis_answers_as_the_local_table_for_every_algorithm(redis_server, gateways):
+    # The script's peek (dispatch.lua) and core::peek, on the same history: two checks.
+    rs = redis_server()
+    g = gateways(parity_config().replace("rules: [per-user]", "rules: [l0]"), rs.url)
+    for i, spec in enumerate(SPECS):
+        for rule in (f"l{i}", f"r{i}"):
+            for _ in range(2):
+                requests.post(g.admin + "/v1/check", json={"rule": rule, "key": "p"}, timeout=5)
+        local, remote = look(g, f"l{i}", "p").json(), look(g, f"r{i}", "p").json()
+        assert remote["storage"] == "redis" and local["storage"] == "local"
+        for field in ("seen", "allowed", "remaining", "limit"):
+            assert local[field] == remote[field], (spec, field, local, remote)
+        if not spec.startswith(WINDOWED):
+            for field in ("retry_after_ms", "reset_after_ms"):
+                assert abs(local[field] - remote[field]) <= 500, (spec, field, local, remote)
+        fresh_local, fresh_remote = look(g, f"l{i}", "new").json(), look(g, f"r{i}", "new").json()
+        for field in ("seen", "allowed", "remaining", "limit", "retry_after_ms"):
+            assert fresh_local[field] == fresh_remote[field], (spec, field)
