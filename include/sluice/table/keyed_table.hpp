@@ -159,8 +159,9 @@ class KeyedTable {
   bool reset(const KeyHash& h) {
     Slot* s = find_locked(h);
     if (s == nullptr) return false;
-    s->word.store(0, std::memory_order_release);
+    // Counted out before the slot is free: a key claiming it at once is never counted twice.
     stripe(bucket_index(h)).keys.fetch_sub(1, std::memory_order_relaxed);
+    s->word.store(0, std::memory_order_release);
     return true;
   }
 

@@ -3,6 +3,10 @@
 // answers its full quota, and a reset gives the next request a full quota.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "sluice/core/concurrency.hpp"
 #include "sluice/core/fixed_window.hpp"
 #include "sluice/core/gcra.hpp"
@@ -144,6 +148,54 @@ TEST(KeyedTablePeek, ResetForgetsOnlyThatKey) {
   EXPECT_TRUE(t.decide("a", kNow, 1, 0).allowed);
   EXPECT_FALSE(t.decide("b", kNow, 1, 0).allowed);
   EXPECT_EQ(t.stats().keys, 2u);
+}
+
+TEST(KeyedTablePeek, LooksWhileTwoThreadsDecideNeitherChargeNorLoseAPermit) {
+  // 1000 per hour at one instant: exactly 1000 of 4000 attempts pass, however many looks and
+  // looks at other keys run between them; the key keeps one slot.
+  KeyedTable<core::FixedWindow> t({1000, 3600 * kNanosPerSecond}, kMiB);
+  const KeyHash k = hash_key("hot");
+  std::atomic<int> admitted{0};
+  std::atomic<bool> done{false};
+  std::thread looker([&] {
+    while (!done.load()) {
+      const auto p = t.peek(k, kNow);
+      EXPECT_GE(p.decision.remaining, 0);
+      t.peek(hash_key("cold"), kNow);
+    }
+  });
+  std::vector<std::thread> deciders;
+  for (int i = 0; i < 2; ++i) {
+    deciders.emplace_back([&] {
+      for (int n = 0; n < 2000; ++n) {
+        if (t.decide(k, kNow, 1, 0).allowed) admitted.fetch_add(1);
+      }
+    });
+  }
+  for (auto& d : deciders) d.join();
+  done.store(true);
+  looker.join();
+  EXPECT_EQ(admitted.load(), 1000);
+  EXPECT_EQ(t.peek(k, kNow).decision.remaining, 0);
+  EXPECT_EQ(t.stats().keys, 1u);
+}
+
+TEST(KeyedTablePeek, ResetsRacingDecisionsLeaveAtMostOneSlotForTheKey) {
+  KeyedTable<core::Gcra> t(core::Gcra::make(Rate{1, kNanosPerSecond}, 2), kMiB);
+  const KeyHash k = hash_key("hot");
+  std::atomic<bool> done{false};
+  std::thread resetter([&] {
+    while (!done.load()) t.reset(k);
+  });
+  for (int n = 0; n < 2000; ++n) {
+    t.decide(k, kNow, 1, 0);
+    EXPECT_LE(t.stats().keys, 1u);
+  }
+  done.store(true);
+  resetter.join();
+  t.reset(k);
+  EXPECT_EQ(t.stats().keys, 0u);
+  EXPECT_EQ(t.decide(k, kNow, 1, 0).remaining, 2);  // a full quota after the last reset
 }
 
 }  // namespace
