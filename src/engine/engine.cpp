@@ -74,6 +74,10 @@ struct Kinds {
                       Outcome& out) {
     return e.start_rls(s, as<RlsAsk>(a), now, out);
   }
+  static Progress key(EngineState&, const Snapshot& s, const Ask& a, core::Nanos now,
+                      Outcome& out) {
+    return start_key(s, as<KeyAsk>(a), now, out);
+  }
   static void http_done(EngineState&, Outcome& out, core::Nanos) { conclude_http(out); }
   static void check_done(EngineState& e, Outcome& out, core::Nanos now) {
     conclude_check(out, now, e.leases_);
@@ -82,14 +86,13 @@ struct Kinds {
     conclude_throttle(out, e.throttle_counters_);
   }
   static void rls_done(EngineState&, Outcome& out, core::Nanos) { conclude_rls(out); }
+  static void key_done(EngineState&, Outcome& out, core::Nanos) { conclude_key(out); }
 
-  static constexpr Row kRows[] = {{http, http_done},
-                                  {rule, check_done},
-                                  {inline_limit, check_done},
-                                  {throttle, throttle_done},
-                                  {rls, rls_done}};
+  static constexpr Row kRows[] = {
+      {http, http_done},         {rule, check_done}, {inline_limit, check_done},
+      {throttle, throttle_done}, {rls, rls_done},    {key, key_done}};
   static_assert(std::size(kRows) == std::variant_size_v<Ask>);
-  static_assert(static_cast<std::size_t>(AskKind::kRls) + 1 == std::size(kRows));
+  static_assert(static_cast<std::size_t>(AskKind::kKey) + 1 == std::size(kRows));
 };
 
 EngineState::EngineState(const config::RuleSet& rules)
@@ -167,6 +170,8 @@ void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answe
       out.applied[part.applied[k]].decision = answer.each[k];
     }
     if (part.enforced) total.add(answer.combined);
+    remote.source = answer.source;
+    remote.seen = answer.seen;
     for (auto& lease : answer.leases) remote.leases.push_back(std::move(lease));
   }
   for (const auto& [copy, original] : remote.copies) {

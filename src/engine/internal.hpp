@@ -25,7 +25,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
                                                   core::Nanos now);
 
 // Which decider concludes an outcome once Redis has answered.
-enum class AskKind { kHttp, kRule, kInline, kThrottle, kRls };
+enum class AskKind { kHttp, kRule, kInline, kThrottle, kRls, kKey };
 
 // One query to Redis, all or none: what is asked, and the `applied` index of each item.
 struct RemotePart {
@@ -44,6 +44,9 @@ struct Remote {
   // that one's decision: (copy, original).
   std::vector<std::pair<std::size_t, std::size_t>> copies;
   std::vector<backend::redis::RemoteLease> leases;  // concurrency permits held in Redis
+  // A KeyAsk: who answered (kRedis, or none: Redis unavailable) and whether the key was stored.
+  backend::redis::Source source = backend::redis::Source::kRedis;
+  bool seen = false;
 
   // One part, for the asks whose Redis limits are decided together.
   RemotePart& one() {
@@ -130,6 +133,11 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book);
 void conclude_rls(Outcome& out);
 // A CL.THROTTLE outcome: allowed or limited, or refused when the quantity overflows.
 void conclude_throttle(Outcome& out, RuleCounters& counters);
+
+// A KeyAsk on a rule: its key's state (or its reset) in the rule's table, or asked of Redis.
+Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outcome& out);
+// Redis's answer to a KeyAsk, or a refusal when Redis did not give one.
+void conclude_key(Outcome& out);
 
 // The limit as Redis keeps it: a query item for `key`.
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,

@@ -59,6 +59,10 @@ std::string_view error_field(ErrorKind kind) {
       return "max_descriptors";
     case ErrorKind::kExhausted:
       return "exhausted";
+    case ErrorKind::kNotResettable:
+      return "rule";
+    case ErrorKind::kUnavailable:
+      return "storage";
   }
   return {};
 }
@@ -72,6 +76,7 @@ void Outcome::reset() {
   applied.clear();
   decided_by = -1;
   missing_key = false;
+  key_seen = false;
   status = 0;
   body = {};
   error_kind = ErrorKind::kNone;

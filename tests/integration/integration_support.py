@@ -78,3 +78,13 @@ class ServeProcess:
     def stop(self):
         terminate(self.proc)
         self.log.close()
+
+
+def cell_reply_matches(reply, expected):
+    """redis-cell's five integers (and SLUICE.PEEK's sixth) against the expected ones: the counts
+    exact; each time is whole seconds rounded up, so the time the calls took may take one
+    second off it."""
+    if len(reply) != len(expected) or reply[:3] != expected[:3] or reply[5:] != expected[5:]:
+        return False
+    return all(want - 1 <= got <= want if want > 0 else got == want
+               for got, want in zip(reply[3:5], expected[3:5]))

@@ -80,7 +80,9 @@ struct LeakyBucket {
       if (delay_ms > kForever / kNanosPerMilli) return {overflowed(), s};
       delay = static_cast<Nanos>(delay_ms) * kNanosPerMilli;
     }
-    return {Decision{true, delay, remaining(p, e), 0, drain_time(p, e), p.burst + 1}, next};
+    // Cost 0 (a peek) leaves a new key new: all burst + 1 of its first instant are still there.
+    const std::int64_t left = remaining(p, cost == 0 && s.excess == kFresh ? kFresh : e);
+    return {Decision{true, delay, left, 0, drain_time(p, e), p.burst + 1}, next};
   }
 
   static std::int64_t remaining(const Params& p, std::int64_t excess) {

@@ -68,6 +68,18 @@ struct RlsAsk {
   std::uint32_t hits_addend = 0;  // 0 counts as 1, as in Envoy
 };
 
-using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk, RlsAsk>;
+// One key of a configured rule, looked at or reset (GET and DELETE /v1/rules/{name}/keys/{key},
+// SLUICE.PEEK, SLUICE.RESET): its state without charging it, or forgotten so that its next
+// request finds a full quota (redis-cell#37, gubernator's RESET_REMAINING). The outcome's
+// `total` is the state (core::peek), after a reset the full quota; `key_seen` says whether
+// there was state for the key.
+enum class KeyOp { kPeek, kReset };
+struct KeyAsk {
+  std::string_view rule;
+  std::string_view key;
+  KeyOp op = KeyOp::kPeek;
+};
+
+using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk, RlsAsk, KeyAsk>;
 
 }  // namespace sluice::engine

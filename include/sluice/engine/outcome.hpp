@@ -84,6 +84,8 @@ enum class ErrorKind {
   kBadDescriptor,       // RLS: no descriptors, or one that cannot be decided
   kTooManyDescriptors,  // RLS: more descriptors than rls.max_descriptors
   kExhausted,           // a bounded resource is full: RLS overrides, held permits
+  kNotResettable,       // a KeyAsk reset of a concurrency rule (its permits go back by release)
+  kUnavailable,         // a KeyAsk on a rule kept in Redis while Redis does not answer
 };
 
 // The ask's field an error is about, as the check API names it ("rule", "limit", "cost").
@@ -123,6 +125,7 @@ class Outcome {
   absl::InlinedVector<Applied, kInlineLimits> applied;  // enforced ones first, in route order
   int decided_by = -1;       // index in `applied`: the first limit that denied; -1 when none did
   bool missing_key = false;  // kDeny: decided_by's key was missing (on_missing_key: deny)
+  bool key_seen = false;     // a KeyAsk: the key had state (false: never seen, or expired)
 
   // The gateway's answer: the status and body to send when it does not forward (the denying
   // rule's, the route's own `respond`, or 404).

@@ -17,6 +17,7 @@
 
 #include "sluice/core/algorithm.hpp"
 #include "sluice/core/int128.hpp"
+#include "sluice/core/peek.hpp"
 #include "sluice/table/key_hash.hpp"
 #include "sluice/table/slot_arena.hpp"
 
@@ -125,6 +126,43 @@ class KeyedTable {
   core::Decision decide(std::string_view key, core::Nanos now, std::int64_t cost,
                         core::Nanos max_wait) {
     return decide(hash_key(key), now, cost, max_wait);
+  }
+
+  // A key's state without charging it (core::peek): `seen` false when the table holds no
+  // state for it (never seen, evicted or dropped idle), which is then a new key's. Neither
+  // inserts the key nor marks it recently used. Thread-safe.
+  struct Peeked {
+    bool seen = false;
+    core::Decision decision;
+  };
+  Peeked peek(const KeyHash& h, core::Nanos now) {
+    Peeked out;
+    Slot* s = find_locked(h);
+    out.seen = s != nullptr;
+    if (s == nullptr) {
+      const Params p = params();
+      const core::Nanos at = monotonic(now);
+      out.decision = core::peek<A>(p, A::start(p, at), at);
+      return out;
+    }
+    const std::uint64_t word = s->word.load(std::memory_order_relaxed);
+    std::uint64_t held = word;
+    const core::Nanos at = monotonic(now);
+    migrate(*s, held, at);
+    out.decision = core::peek<A>(params_[parity_of(held)], s->state, at);
+    s->word.store(held & ~kLock, std::memory_order_release);  // reference bit as it was
+    return out;
+  }
+
+  // Forgets the key: its next request finds a new key's state (a full quota). False when the
+  // table held nothing for it. Thread-safe.
+  bool reset(const KeyHash& h) {
+    Slot* s = find_locked(h);
+    if (s == nullptr) return false;
+    // Counted out before the slot is free: a key claiming it at once is never counted twice.
+    stripe(bucket_index(h)).keys.fetch_sub(1, std::memory_order_relaxed);
+    s->word.store(0, std::memory_order_release);
+    return true;
   }
 
   // Decides a batch of requests (one per key, in order), overlapping their memory accesses:
@@ -252,6 +290,37 @@ class KeyedTable {
     }
   }
 
+  enum class Own { kLocked, kNone, kBusy };
+
+  // Locks the key's own slot in `b` (waiting for another holder when `wait`): kNone when no
+  // slot holds the key, kBusy when one does and is held (only without `wait`).
+  Own lock_own(Bucket& b, std::uint64_t fp, bool wait, Slot*& slot, std::uint64_t& held) {
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > 0) pause();
+      bool changed = false;
+      for (Slot& s : b.slots) {
+        if ((s.word.load(std::memory_order_acquire) & kFingerprint) != fp) continue;
+        const Grab g = lock_if(s, fp, wait, held);
+        if (g == Grab::kBusy) return Own::kBusy;
+        if (g == Grab::kChanged) {
+          changed = true;
+          break;
+        }
+        slot = &s;
+        return Own::kLocked;
+      }
+      if (!changed) return Own::kNone;
+    }
+  }
+
+  // The key's own slot, locked, or nullptr when none holds it.
+  Slot* find_locked(const KeyHash& h) {
+    Slot* slot = nullptr;
+    std::uint64_t held = 0;
+    const Own o = lock_own(buckets_[bucket_index(h)], fingerprint(h), true, slot, held);
+    return o == Own::kLocked ? slot : nullptr;
+  }
+
   // Locks a non-empty slot whatever key it holds (the retune sweep).
   bool lock_any(Slot& s, std::uint64_t& held) {
     for (;;) {
@@ -292,23 +361,16 @@ class KeyedTable {
     for (int attempt = 0;; ++attempt) {
       if (attempt > 0) pause();
       // 1. The key's own slot.
-      bool changed = false;
-      for (Slot& s : b.slots) {
-        if ((s.word.load(std::memory_order_acquire) & kFingerprint) != fp) continue;
-        std::uint64_t held = 0;
-        const Grab g = lock_if(s, fp, wait, held);
-        if (g == Grab::kBusy) return std::nullopt;
-        if (g == Grab::kChanged) {
-          changed = true;
-          break;
-        }
-        const core::Nanos at = monotonic(now);
-        migrate(s, held, at);
-        return Locked(this, &s, held, at);
-      }
-      if (changed) continue;
-      // 2. A new slot: empty, idle or a CLOCK victim.
+      Slot* own = nullptr;
       std::uint64_t held = 0;
+      const Own found = lock_own(b, fp, wait, own, held);
+      if (found == Own::kBusy) return std::nullopt;
+      if (found == Own::kLocked) {
+        const core::Nanos at = monotonic(now);
+        migrate(*own, held, at);
+        return Locked(this, own, held, at);
+      }
+      // 2. A new slot: empty, idle or a CLOCK victim.
       bool busy = false;
       Slot* claimed = claim(b, bi, fp, now, held, busy);
       if (claimed == nullptr) {

@@ -41,6 +41,7 @@ struct Store::Job {
   int parts_left = 0;
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
+  bool seen = false;
 };
 
 // A slice of work for one script request: some of a job's items (all in one slot, one
@@ -81,6 +82,8 @@ namespace {
 constexpr std::size_t kPoolSweepAt = 1 << 16;
 
 bool is_concurrency(const RemoteLimit& l) { return l.spec().algorithm == "concurrency"; }
+
+bool looks_only(RequestKind k) { return k == RequestKind::kPeek || k == RequestKind::kReset; }
 
 core::Decision leased(std::int64_t remaining) {
   return core::Decision{true, 0, remaining, 0, 0, -1};
@@ -177,14 +180,35 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
   job->done = std::move(done);
   const auto& items = job->query.items;
   job->each.resize(items.size());
-  if (items.empty() || job->query.cost <= 0 || job->query.cost >= kScriptExact) {
+  if (looks_only(job->query.kind)) {
+    if (items.size() != 1) {
+      std::fill(job->each.begin(), job->each.end(), core::overflowed());
+      job->source = Source::kFailClosed;
+      finish(job);
+      return;
+    }
+    if (job->query.kind == RequestKind::kReset) items[0].limit->count_reset();
+    Part part;
+    part.job = job;
+    part.items = {0};
+    part.kind = job->query.kind;
+    part.cost = 0;
+    part.slot = options_.client.url.cluster ? key_slot(items[0].limit->state_key(items[0].key)) : 0;
+    job->parts_left = 1;
+    pending_.push_back(std::move(part));
+    schedule_flush();
+    return;
+  }
+  // Cost 0 is CL.THROTTLE's quantity 0 (redis-cell's peek): decided by the script, never leased.
+  if (items.empty() || job->query.cost < 0 || job->query.cost >= kScriptExact) {
     // Nothing to ask, or a cost the script cannot carry exactly: answered here.
     if (!items.empty()) std::fill(job->each.begin(), job->each.end(), core::overflowed());
     finish(job);
     return;
   }
   if (!denials_.empty() && answer_cached_denial(job, options_.client.clock->now())) return;
-  if (items.size() == 1 && items[0].limit->options().lease > 0 && items[0].max_wait == 0) {
+  if (items.size() == 1 && items[0].limit->options().lease > 0 && items[0].max_wait == 0 &&
+      job->query.cost > 0) {
     decide_leased(job);
     return;
   }
@@ -357,8 +381,16 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
       const auto idx = static_cast<std::size_t>(p.items[j]);
       const QueryItem& item = p.job->query.items[idx];
       p.job->each[idx] = a.limits[j].decision;
-      if (p.items.size() == 1 && p.max_wait == 0)
+      if (looks_only(p.kind)) {
+        p.job->seen = a.limits[j].extra != 0;
+        // A refusal a loop kept from before the reset, or kept while it was on its way, is
+        // forgotten (every loop's, through the limit's count).
+        if (p.kind == RequestKind::kReset) item.limit->count_reset();
+        continue;
+      }
+      if (p.items.size() == 1 && p.max_wait == 0) {
         keep_denial(item, p.cost, a.limits[j].decision, sent);
+      }
       if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
         p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
       }
@@ -447,6 +479,12 @@ void Store::fail_part(const Part& p, core::Nanos now) {
     }
     return;
   }
+  if (looks_only(p.kind)) {  // a look or a reset is Redis's answer or none
+    for (int i : p.items) p.job->each[static_cast<std::size_t>(i)] = core::overflowed();
+    p.job->source = Source::kFailClosed;
+    if (--p.job->parts_left == 0) finish(p.job);
+    return;
+  }
   for (int i : p.items) {
     const auto idx = static_cast<std::size_t>(i);
     p.job->each[idx] = on_failure(p.job->query.items[idx], p.job->query.cost, now, p.job->source);
@@ -485,6 +523,12 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
 Answer answer_without_store(const Query& query, core::Nanos now) {
   local::AllMustPass fold;
   Answer answer;
+  if (looks_only(query.kind)) {
+    answer.each.assign(query.items.size(), core::overflowed());
+    answer.combined = core::overflowed();
+    answer.source = Source::kFailClosed;
+    return answer;
+  }
   for (const auto& item : query.items) {
     answer.each.push_back(
         decide_on_failure(item, query.cost, now, core::kNanosPerSecond, answer.source));
@@ -529,6 +573,7 @@ void Store::finish(const std::shared_ptr<Job>& job) {
   answer.each = std::move(job->each);
   answer.source = job->source;
   answer.leases = std::move(job->leases);
+  answer.seen = job->seen;
   if (!answer.combined.allowed) {
     // A permit taken in one slot while another slot denied: give it back.
     for (const auto& lease : answer.leases) release(lease);

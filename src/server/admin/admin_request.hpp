@@ -17,6 +17,7 @@ struct AdminRequest {
   std::string_view query;  // after '?', may be empty
   std::string_view body;
   std::string name;  // the {name} segment of the matched pattern, percent-decoded
+  std::string key;   // the {key} segment, percent-decoded
   const ListenerInfo* listener = nullptr;  // the listener it came in on
   unsigned version = 11;                   // HTTP/1.x: 10 or 11
   std::optional<std::string_view> host;    // the (first) Host field, when sent

@@ -23,6 +23,8 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::get, "/v1/rules/{name}", &AdminService::get_rule},
     AdminRoute{verb::put, "/v1/rules/{name}", &AdminService::put_rule},
     AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
+    AdminRoute{verb::get, "/v1/rules/{name}/keys/{key}", &AdminService::get_key},
+    AdminRoute{verb::delete_, "/v1/rules/{name}/keys/{key}", &AdminService::reset_key},
     AdminRoute{verb::post, "/v1/check", &AdminService::check, Serves::kDecision},
     AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule, Serves::kDecision},
     AdminRoute{verb::post, "/v1/release", &AdminService::release, Serves::kDecision},
@@ -34,23 +36,44 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::post, "/v1/reload", &AdminService::reload},
 };
 
-constexpr std::string_view kNameParam = "{name}";
+// The raw segments a pattern's {name} and {key} matched.
+struct Captured {
+  std::string_view name;
+  std::string_view key;
+};
 
-// Whether `path` matches `pattern`; the raw {name} segment goes to `segment`.
-bool matches(std::string_view pattern, std::string_view path, std::string_view& segment) {
-  if (!pattern.ends_with(kNameParam)) return pattern == path;
-  const auto prefix = pattern.substr(0, pattern.size() - kNameParam.size());
-  if (!path.starts_with(prefix)) return false;
-  segment = path.substr(prefix.size());
-  return !segment.empty() && segment.find('/') == std::string_view::npos;
+// Whether `path` matches `pattern` segment by segment: a literal segment as it is, {name} and
+// {key} any one non-empty segment (kept raw, percent-encoded, in `captured`).
+bool matches(std::string_view pattern, std::string_view path, Captured& captured) {
+  if (pattern.find('{') == std::string_view::npos) return pattern == path;
+  while (!pattern.empty()) {
+    const std::size_t p_end = std::min(pattern.find('/', 1), pattern.size());
+    const std::size_t s_end = std::min(path.find('/', 1), path.size());
+    const std::string_view want = pattern.substr(0, p_end);
+    const std::string_view got = path.substr(0, s_end);
+    if (want == "/{name}" || want == "/{key}") {
+      if (got.size() < 2 || got[0] != '/') return false;
+      (want == "/{name}" ? captured.name : captured.key) = got.substr(1);
+    } else if (want != got) {
+      return false;
+    }
+    pattern.remove_prefix(p_end);
+    path.remove_prefix(s_end);
+  }
+  return path.empty();
 }
 
-Reply run(AdminService& service, const AdminRoute& route, std::string_view segment,
+Reply run(AdminService& service, const AdminRoute& route, const Captured& captured,
           AdminRequest& request) {
-  if (!segment.empty()) {
-    auto name = proto::http::percent_decode(segment);
+  if (!captured.name.empty()) {
+    auto name = proto::http::percent_decode(captured.name);
     if (!name) return error_reply(400, "bad percent-encoding in the rule name", "name");
     request.name = std::move(*name);
+  }
+  if (!captured.key.empty()) {
+    auto key = proto::http::percent_decode(captured.key);
+    if (!key) return error_reply(400, "bad percent-encoding in the key", "key");
+    request.key = std::move(*key);
   }
   try {
     return (service.*route.handler)(request);
@@ -104,19 +127,19 @@ Reply dispatch(AdminService& service, AdminRequest& request) {
   const bool needs_token =
       request.listener->kind == ListenerInfo::Kind::kAdmin && access->has_token;
   const AdminRoute* row = nullptr;
-  std::string_view row_segment;
+  Captured row_captured;
   std::string allow;
   for (const AdminRoute& route : kRoutes) {
-    std::string_view segment;
+    Captured captured;
     if (!serves(route, *request.listener, *access)) continue;
-    if (!matches(route.pattern, request.path, segment)) continue;
+    if (!matches(route.pattern, request.path, captured)) continue;
     if (route.method != request.method) {
       if (!allow.empty()) allow += ", ";
       allow += std::string(boost::beast::http::to_string(route.method));
       continue;
     }
     row = &route;
-    row_segment = segment;
+    row_captured = captured;
     break;
   }
   // Without the token a client learns nothing, not even which paths exist.
@@ -124,7 +147,7 @@ Reply dispatch(AdminService& service, AdminRequest& request) {
       !bearer_matches(request.authorization, *access)) {
     return unauthorized(request);
   }
-  if (row != nullptr) return run(service, *row, row_segment, request);
+  if (row != nullptr) return run(service, *row, row_captured, request);
   if (allow.empty()) return error_reply(404, "no such endpoint: " + std::string(request.path));
   Reply reply = error_reply(405, "method not allowed; allowed: " + allow);
   reply.headers.emplace_back("Allow", allow);

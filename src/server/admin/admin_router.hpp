@@ -15,7 +15,8 @@ class AdminService;
 
 struct AdminRoute {
   boost::beast::http::verb method;
-  // A literal path, or one ending in "{name}", which matches one non-empty path segment.
+  // A literal path, or one with "{name}" and "{key}" segments, each matching one non-empty
+  // path segment.
   std::string_view pattern;
   Reply (AdminService::*handler)(const AdminRequest&);
   // Where the row is served: the admin listener; the decision listener; or the decision API,

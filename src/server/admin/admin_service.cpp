@@ -15,6 +15,7 @@
 #include "admin_request.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
+#include "key_handlers.hpp"
 #include "process_metrics.hpp"
 #include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
@@ -267,6 +268,14 @@ Reply AdminService::release(const AdminRequest& request) {
 
 Reply AdminService::release_lease(const AdminRequest& request) {
   return delete_lease(*loop_, request.name);
+}
+
+Reply AdminService::get_key(const AdminRequest& request) {
+  return key_state(*loop_, request.name, request.key, false, clock_->now());
+}
+
+Reply AdminService::reset_key(const AdminRequest& request) {
+  return key_state(*loop_, request.name, request.key, true, clock_->now());
 }
 
 // Changes and reloads run on the config worker, as PUT /v1/rules does, and count as changes.

@@ -54,6 +54,10 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply delete_rls(const AdminRequest& request);     // DELETE /v1/rls/domains/{domain}
   Reply reload(const AdminRequest& request);         // POST /v1/reload
 
+  // GET and DELETE /v1/rules/{name}/keys/{key}: one key's state, and its reset (key_handlers).
+  Reply get_key(const AdminRequest& request);
+  Reply reset_key(const AdminRequest& request);
+
   // Who may use the admin listener, as the rules in force say.
   std::shared_ptr<const AdminAccess> access() const;
 

@@ -14,16 +14,15 @@
 #include "common/limit_fields.hpp"
 
 namespace sluice::server {
-namespace {
 
-namespace json = boost::json;
-
-// Durations go out in whole milliseconds, rounded up: a client that waits retry_after_ms is
-// never early.
 std::int64_t ceil_ms(core::Nanos d) {
   if (d <= 0) return 0;
   return d / core::kNanosPerMilli + (d % core::kNanosPerMilli != 0 ? 1 : 0);
 }
+
+namespace {
+
+namespace json = boost::json;
 
 // One check: its input (the ask's views point into it) and the engine's outcome.
 struct Check {

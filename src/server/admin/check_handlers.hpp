@@ -28,6 +28,10 @@ inline constexpr std::string_view kDryRunDeniedHeader = "Sluice-Dry-Run-Denied";
 inline constexpr std::string_view kLeaseHeader = "Sluice-Lease";
 inline constexpr std::string_view kLeaseTtlHeader = "Sluice-Lease-TTL";
 
+// Durations go out in whole milliseconds, rounded up: a client that waits retry_after_ms is
+// never early. (The key look-ups answer in the same units.)
+std::int64_t ceil_ms(core::Nanos d);
+
 // Rules kept in Redis are asked through `loop` (the admin loop's); their replies come through
 // Reply::later.
 Reply post_check(engine::Loop& loop, std::string_view body, core::Nanos now);

@@ -1,5 +1,6 @@
 // The handlers the command table's rows point at (command_table.cpp), one group per file:
-// connection_commands.cpp, server_commands.cpp, check_command.cpp. Each writes Redis's reply.
+// connection_commands.cpp, server_commands.cpp, check_command.cpp, key_commands.cpp. Each
+// writes Redis's reply.
 #pragma once
 
 #include <span>
@@ -37,5 +38,12 @@ void info(Context& ctx, std::span<const std::string_view> args);
 // when a concurrency rule admits; SLUICE.RELEASE token gives that permit back.
 void sluice_check(Context& ctx, std::span<const std::string_view> args);
 void sluice_release(Context& ctx, std::span<const std::string_view> args);
+
+// SLUICE.PEEK rule key: the key's state without charging it, as CL.THROTTLE's five integers
+// (limited: whether a request of cost 1 would be refused now) and a sixth, 1 when the key had
+// state; SLUICE.RESET rule key: forgets the key (its next request finds a full quota) and
+// answers 1 when it had state, 0 when not, as DEL counts. Both are the engine's KeyAsk.
+void sluice_peek(Context& ctx, std::span<const std::string_view> args);
+void sluice_reset(Context& ctx, std::span<const std::string_view> args);
 
 }  // namespace sluice::server::resp

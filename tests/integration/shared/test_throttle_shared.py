@@ -2,6 +2,8 @@
 as one redis-cell would (the key's TAT lives in Redis), with redis-cell's exact replies."""
 import redis
 
+from integration_support import cell_reply_matches  # on sys.path through conftest
+
 SHARED = """\
 redis: {{url: "{redis}", timeout: 200ms}}
 resp:
@@ -44,3 +46,42 @@ def test_local_storage_keeps_each_instance_on_its_own(instances):
     assert ca.execute_command("CL.THROTTLE", "k", 0, 1, 60)[0] == 0
     assert ca.execute_command("CL.THROTTLE", "k", 0, 1, 60)[0] == 1
     assert cb.execute_command("CL.THROTTLE", "k", 0, 1, 60)[0] == 0  # its own table
+
+
+
+# CL.THROTTLE with quantity 0 (redis-cell's src/cell/mod.rs: "no update is performed allowing
+# you to peek") on the TATs in Redis: the numbers the local table gives
+# (resp/test_throttle_quantity_zero.py). The store used to refuse a cost of 0 before asking
+# Redis: `ERR invalid quantity: too large for this rate`.
+def test_quantity_zero_looks_at_the_shared_tat_without_taking(redis_server, instances):
+    rs = redis_server()
+    a = instances(SHARED, rs.url, resp=True)
+    b = instances(SHARED, rs.url, resp=True)
+    ca = redis.Redis(port=a.resp_port, socket_timeout=5)
+    cb = redis.Redis(port=b.resp_port, socket_timeout=5)
+    # max_burst 4, 1 per 60 s: T = 60 s, tolerance 300 s, limit 5.
+    assert cell_reply_matches(ca.execute_command("CL.THROTTLE", "q0", 4, 1, 60, 0),
+                              [0, 5, 5, -1, 0])
+    for c in (ca, cb):
+        c.execute_command("CL.THROTTLE", "q0", 4, 1, 60)
+    assert cell_reply_matches(cb.execute_command("CL.THROTTLE", "q0", 4, 1, 60, 0),
+                              [0, 5, 3, -1, 120])
+    assert cell_reply_matches(ca.execute_command("CL.THROTTLE", "q0", 4, 1, 60, 0),
+                              [0, 5, 3, -1, 120])
+    for _ in range(3):
+        ca.execute_command("CL.THROTTLE", "q0", 4, 1, 60)
+    assert cell_reply_matches(cb.execute_command("CL.THROTTLE", "q0", 4, 1, 60, 0),
+                              [0, 5, 0, -1, 300])
+    assert cell_reply_matches(ca.execute_command("CL.THROTTLE", "q0", 4, 1, 60),
+                              [1, 5, 0, 60, 300])
+
+
+def test_quantity_zero_is_limited_when_a_larger_burst_left_the_shared_tat_ahead(redis_server,
+                                                                                instances):
+    rs = redis_server()
+    a = instances(SHARED, rs.url, resp=True)
+    c = redis.Redis(port=a.resp_port, socket_timeout=5)
+    for _ in range(10):
+        assert c.execute_command("CL.THROTTLE", "wide", 9, 1, 60)[0] == 0
+    assert cell_reply_matches(c.execute_command("CL.THROTTLE", "wide", 4, 1, 60, 0),
+                              [1, 5, 0, 300, 600])

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sluice/backend/redis/remote_limit.hpp"
+#include "sluice/backend/redis/script_codec.hpp"
 #include "sluice/core/decision.hpp"
 
 namespace sluice::backend::redis {
@@ -20,9 +21,12 @@ struct QueryItem {
 };
 
 // One request against one or more Redis limits, all of which must allow it.
+// kPeek and kReset: one item, no cost, never a failure policy's answer (a failure is
+// Source::kFailClosed with an overflowed decision: the caller reports Redis unavailable).
 struct Query {
   std::vector<QueryItem> items;
   std::int64_t cost = 1;
+  RequestKind kind = RequestKind::kDecide;
 };
 
 // Where an answer came from (the metrics' `source` label).
@@ -43,6 +47,7 @@ struct Answer {
   std::vector<core::Decision> each;  // per query item
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
+  bool seen = false;  // kPeek, kReset: Redis held state for the key
 };
 
 }  // namespace sluice::backend::redis

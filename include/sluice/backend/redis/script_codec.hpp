@@ -36,6 +36,8 @@ enum class RequestKind : char {
   kDecide = 'd',   // decide (concurrency: acquire a lease)
   kTake = 't',     // take up to `cost` permits (leasing); one limit
   kRelease = 'r',  // release the concurrency lease whose id is `cost`; one limit
+  kPeek = 'p',     // the key's state without charging it (core/peek.hpp); one limit
+  kReset = 'x',    // forget the key (DEL), then its state as kPeek says; one limit
 };
 
 // The clock a batch decides at: Redis's own TIME (every instance shares it) or a given

@@ -14,6 +14,11 @@
 --                      t  take up to `cost` permits, as many as reject mode would allow
 --                         now (leasing); one limit; granted count in `extra`
 --                      r  release the concurrency lease whose id is `cost`; one limit
+--                      p  peek: the key's state without charging it (core/peek.hpp: cost 0
+--                         for what is left, cost 1 in reject mode for whether and when one
+--                         passes); one limit; never writes; `extra` 1 when the key is stored
+--                      x  reset: DEL the key, then answer as p does for a new key; `extra` 1
+--                         when the key was stored
 --                      at_sec/at_ns: this request's own instant ("" = the batch's), so one call
 --                      can carry a stretch of a replayed trace
 -- KEYS: each state key once; a key belongs to one limit.
@@ -71,6 +76,16 @@ end
 -- there) would live forever: Redis keeps it at most a week, after which the key starts afresh.
 local MAX_TTL_MS = 7 * 24 * 3600 * 1000
 
+-- core::peek: what is left now (cost 0), and whether and when cost 1 would pass at once.
+local function peek(L, s, now)
+  local d = L.alg.decide(L.p, s, now, 0, 0)
+  local one = L.alg.decide(L.p, s, now, 1, 0)
+  local out = decision(one.allowed, 0, d.remaining, 0, d.reset_after, d.limit)
+  if one.allowed then out.delay = one.delay else out.retry_after = one.retry_after end
+  out.overflow = d.overflow or one.overflow
+  return out
+end
+
 local states = {}   -- key index -> state, or false for a key not stored
 local owner = {}    -- key index -> limit written with
 local out = {}
@@ -122,7 +137,16 @@ while i <= n_args do
     end
     local current = s or L.alg.start(L.p, now)
     local d, next_state, commit_on_denial, extra
-    if kind == 'd' then
+    if kind == 'x' then
+      extra = redis.call('DEL', KEYS[ki])
+      states[ki] = false
+      owner[ki] = nil
+      current = L.alg.start(L.p, now)
+    end
+    if kind == 'p' or kind == 'x' then
+      d = peek(L, current, now)
+      if kind == 'p' then extra = s and 1 or 0 end
+    elseif kind == 'd' then
       d, next_state, commit_on_denial, extra = L.alg.decide(L.p, current, now, cost, max_wait)
     elseif kind == 't' and L.alg.take ~= nil then
       extra, d, next_state = L.alg.take(L.p, current, now, cost)
@@ -137,6 +161,7 @@ while i <= n_args do
   end
   -- take and release always write (a take that granted nothing leaves the state as it was).
   local commit = all or (m == 1 and (steps[1].cod or kind ~= 'd'))
+  if kind == 'p' or kind == 'x' then commit = false end
   for j = 1, m do
     local st = steps[j]
     if commit then

@@ -110,7 +110,10 @@ LAZY['leaky-bucket'] = function()
       delay = ms_to_ns(delay_ms)
       if delay == nil then return overflowed(), s, false end
     end
-    return decision(true, delay, remaining(p, e), 0, drain_time(p, e), p.burst + 1),
+    -- Cost 0 (a peek) leaves a new key new: all burst + 1 of its first instant are still there.
+    local left = remaining(p, e)
+    if cost == 0 and s.excess == FRESH then left = remaining(p, FRESH) end
+    return decision(true, delay, left, 0, drain_time(p, e), p.burst + 1),
            { excess = e, last_ms = last_ms }, false
   end
 

@@ -1,0 +1,82 @@
+// One key of a rule looked at or reset (ask.hpp: KeyAsk): in the rule's table here, or by the
+// script in Redis (request kinds p and x). Nothing is charged and no counter moves.
+#include <variant>
+
+#include "internal.hpp"
+
+namespace sluice::engine::detail {
+namespace {
+
+bool is_concurrency(const CompiledLimit& limit) {
+  return std::holds_alternative<core::Concurrency::Params>(limit.spec.params);
+}
+
+// The table's answer: the key's state, or after a reset the state of a new key.
+void local_key(const local::AnyTable& any, const table::KeyHash& h, KeyOp op, core::Nanos now,
+               Outcome& out) {
+  std::visit(
+      [&](const auto& table) {
+        if (op == KeyOp::kReset) {
+          out.key_seen = table->reset(h);
+          out.total = table->peek(h, now).decision;
+          return;
+        }
+        const auto peeked = table->peek(h, now);
+        out.key_seen = peeked.seen;
+        out.total = peeked.decision;
+      },
+      any);
+}
+
+}  // namespace
+
+Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outcome& out) {
+  const CompiledRule* rule = snap.rule(a.rule);
+  if (rule == nullptr) {
+    refuse(out, ErrorKind::kUnknownRule, "unknown rule '" + std::string(a.rule) + "'");
+    return Progress::kDone;
+  }
+  const CompiledLimit& limit = rule->limit;
+  if (a.op == KeyOp::kReset && is_concurrency(limit)) {
+    // Forgetting the count would admit past the limit while its holders still run.
+    refuse(out, ErrorKind::kNotResettable,
+           "rule '" + std::string(a.rule) +
+               "' is a concurrency limit: its permits go back when their holders release "
+               "them or their permit_ttl ends, not by a reset");
+    return Progress::kDone;
+  }
+  const bool enforced = rule->rule.action != config::Action::kDryRun;
+  out.applied.push_back(
+      applied(limit, &rule->rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, nullptr));
+  if (limit.in_redis()) {
+    std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+    remote->kind = AskKind::kKey;
+    remote->local = out.applied.back().decision;
+    remote->now = now;
+    RemotePart& part = remote->one();
+    part.applied.push_back(0);
+    part.query.items.push_back(remote_item(limit, std::string(a.key), 0));
+    part.query.cost = 0;
+    part.query.kind = a.op == KeyOp::kReset ? backend::redis::RequestKind::kReset
+                                            : backend::redis::RequestKind::kPeek;
+    remote_of(out) = std::move(remote);
+    return Progress::kPending;
+  }
+  local_key(limit.table->table, table::hash_key(a.key), a.op, now, out);
+  out.applied.back().decision = out.total;
+  return Progress::kDone;
+}
+
+void conclude_key(Outcome& out) {
+  const Remote& remote = *remote_of(out);
+  if (remote.source != backend::redis::Source::kRedis) {
+    refuse(out, ErrorKind::kUnavailable,
+           "rule '" + std::string(out.applied.front().limit.name) +
+               "' is kept in Redis, which did not answer; try again when it is back");
+    return;
+  }
+  out.key_seen = remote.seen;
+  out.total = out.applied.front().decision;
+}
+
+}  // namespace sluice::engine::detail

@@ -1,0 +1,24 @@
+// One key of a rule, looked at or reset, on the admin listener (docs/admin-api.md, "Keys"):
+// the engine's KeyAsk turned into JSON. No limiter arithmetic here.
+//
+//   GET    /v1/rules/{name}/keys/{key}  200: the key's state, not charged
+//   DELETE /v1/rules/{name}/keys/{key}  200: the key forgotten (its next request finds a full
+//                                       quota), and its state now
+// 404 for an unknown rule, 409 for a reset of a concurrency rule, 503 when the rule is kept in
+// Redis and Redis does not answer.
+#pragma once
+
+#include <string_view>
+
+#include "admin_reply.hpp"
+#include "sluice/core/time.hpp"
+#include "sluice/engine/loop.hpp"
+
+namespace sluice::server {
+
+// Rules kept in Redis are asked through `loop` (the admin loop's); their replies come through
+// Reply::later.
+Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, bool reset,
+                core::Nanos now);
+
+}  // namespace sluice::server
