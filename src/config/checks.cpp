@@ -253,6 +253,11 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
     }
     return;
   }
+  if (r.block) {
+    fail("on_deny",
+         "blocks are kept only for local rules (storage: local), not yet in Redis; "
+         "remove on_deny or use storage: local");
+  }
   if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
                p + "kept in Redis, but no store is configured: add redis: {url: "
@@ -401,6 +406,17 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
     fail("max_permits",
          "applies only to a concurrency limit (the most permits the decision service holds "
          "for its callers)");
+  }
+  if (r.block && o.ok("on_deny") && o.ok("on_deny.block")) {
+    if (*r.block <= 0) {
+      fail("on_deny.block", "must be longer than 0 (e.g. block: 10m)");
+    } else if (limit_ok && r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+      fail("on_deny",
+           "applies only to rate limits (a concurrency limit refuses only while its "
+           "permits are held, so there is nothing to block for)");
+    } else if (r.action == Action::kDryRun) {
+      fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
+    }
   }
   if (o.ok("permit_ttl") && o.written("permit_ttl")) {
     if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {

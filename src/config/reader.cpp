@@ -170,12 +170,13 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
       "body",       "on_missing_key", "missing_key_status",
       "permit_ttl", "max_permits",    "storage",
       "on_failure", "local_share",    "lease",
-      "lease_ttl",  "log_key"};
+      "lease_ttl",  "log_key",        "on_deny"};
   std::initializer_list<std::string_view> without_name = {
       "limit",       "key",         "action",         "max_wait",
       "status",      "body",        "on_missing_key", "missing_key_status",
       "permit_ttl",  "max_permits", "storage",        "on_failure",
-      "local_share", "lease",       "lease_ttl",      "log_key"};
+      "local_share", "lease",       "lease_ttl",      "log_key",
+      "on_deny"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -203,6 +204,10 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
   if (auto k = s.choice("log_key", kLogKeys)) r.log_key = *k;
   if (auto t = s.duration("permit_ttl")) r.permit_ttl = *t;
   if (auto n = s.number("max_permits", 1, 100'000'000)) r.max_permits = *n;
+  if (auto d = s.section("on_deny", {"block"})) {
+    r.block = d->duration("block");
+    if (!r.block && !d->has("block")) d->fail("block", "on_deny needs block (e.g. block: 10m)");
+  }
   r.storage = s.choice("storage", kStorages);
   const RedisOptionFields o = read_redis_options(s);
   r.on_failure = o.on_failure;

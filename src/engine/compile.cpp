@@ -64,6 +64,11 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
   auto c = std::make_unique<CompiledRule>();
   c->rule = rule;
   c->limit = std::move(limit).value();
+  if (rule.block && c->limit.table) {
+    c->limit.blocks = previous != nullptr && previous->limit.blocks
+                          ? previous->limit.blocks
+                          : std::make_shared<BlockTable>();
+  }
   c->check_counters = previous != nullptr ? previous->check_counters
                                           : std::make_shared<std::array<RuleCounters, kVias>>();
   return c;

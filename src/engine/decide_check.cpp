@@ -31,8 +31,19 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     return Progress::kPending;
   }
   local::LimitAsk ask{&limit.table->table, table::hash_key(key), max_wait, false};
+  const bool blocks = limit.blocks && rule != nullptr && rule->block && enforced;
+  if (blocks) {
+    if (const auto until = limit.blocks->blocked_until(ask.key, now)) {
+      out.total = blocked_decision(*until, now, limit.quota);
+      out.applied.back().decision = out.total;
+      return Progress::kDone;
+    }
+  }
   local::EachDecision each;
   out.total = local::decide_all({&ask, 1}, now, cost, {&each, 1}, leases_of(out));
+  if (blocks && !out.total.allowed && out.total.retry_after != core::kNever) {
+    start_block(*limit.blocks, ask.key, *rule->block, now, out.total);
+  }
   out.applied.back().decision = out.total;
   return Progress::kDone;
 }

@@ -83,6 +83,28 @@ bool enforce_keys(const CompiledRoute& route, const RequestView& r, Outcome& out
   return true;
 }
 
+// A key an enforce rule has blocked (on_deny: block) is refused by that rule until its block
+// ends, no limit asked; true with `out` that refusal.
+bool refuse_blocked(const CompiledRoute& route, std::span<const RuleKey> keys, core::Nanos now,
+                    Outcome& out) {
+  for (std::size_t i = 0; i < route.enforce.size(); ++i) {
+    const RouteRule& rr = route.enforce[i];
+    const CompiledRule& rule = *rr.rule;
+    if (keys[i].missing || !rule.limit.blocks) continue;
+    const auto until = rule.limit.blocks->blocked_until(keys[i].hash, now);
+    if (!until) continue;
+    out.verdict = Verdict::kDeny;
+    out.status = rule.rule.status;
+    out.body = rule.rule.body;
+    out.total = blocked_decision(*until, now, rule.limit.quota);
+    out.applied.push_back(applied(rule.limit, &rule.rule, out.total, true, rr.counters.get()));
+    out.decided_by = static_cast<int>(out.applied.size() - 1);
+    count(rr.counters->denied);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
@@ -99,6 +121,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   const std::size_t n = route->enforce.size();
   absl::InlinedVector<RuleKey, kInlineLimits> keys(n);
   if (!enforce_keys(*route, r, out, keys)) return Progress::kDone;
+  if (refuse_blocked(*route, keys, now, out)) return Progress::kDone;
 
   // Local rules first: a request they deny never costs a round trip to Redis.
   absl::InlinedVector<local::LimitAsk, local::kInline> asks;
@@ -126,6 +149,12 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     if (!rule.limit.in_redis()) {
       if (const local::EachDecision& d = each[j++]) {
         a.decision = *d;
+        if (!d->allowed && rule.limit.blocks) {
+          start_block(*rule.limit.blocks, keys[i].hash, *rule.rule.block, now, a.decision);
+          if (out.total.retry_after != core::kNever) {
+            out.total.retry_after = std::max(out.total.retry_after, a.decision.retry_after);
+          }
+        }
         out.applied.push_back(a);
       }
       continue;

@@ -28,6 +28,18 @@ void local_key(const local::AnyTable& any, const table::KeyHash& h, KeyOp op, co
       any);
 }
 
+// The key's block: whether it has one (then `total` is its refusal), lifted for kUnblock.
+void block_key(const CompiledLimit& limit, const table::KeyHash& h, KeyOp op, core::Nanos now,
+               Outcome& out) {
+  const auto until = limit.blocks->blocked_until(h, now);
+  out.key_seen = until.has_value();
+  if (until) out.total = blocked_decision(*until, now, limit.quota);
+  if (op == KeyOp::kUnblock && until) {
+    limit.blocks->unblock(h);
+    out.total = core::Decision{true, 0, -1, 0, 0, -1};
+  }
+}
+
 }  // namespace
 
 Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outcome& out) {
@@ -37,6 +49,18 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     return Progress::kDone;
   }
   const CompiledLimit& limit = rule->limit;
+  if (a.op == KeyOp::kBlock || a.op == KeyOp::kUnblock) {
+    if (!limit.blocks) {
+      refuse(out, ErrorKind::kNoBlocks,
+             "rule '" + std::string(a.rule) + "' blocks no keys (it has no on_deny: block)");
+      return Progress::kDone;
+    }
+    out.applied.push_back(
+        applied(limit, &rule->rule, core::Decision{true, 0, -1, 0, 0, -1}, true, nullptr));
+    block_key(limit, table::hash_key(a.key), a.op, now, out);
+    out.applied.back().decision = out.total;
+    return Progress::kDone;
+  }
   if (a.op == KeyOp::kReset && is_concurrency(limit)) {
     // Forgetting the count would admit past the limit while its holders still run.
     refuse(out, ErrorKind::kNotResettable,

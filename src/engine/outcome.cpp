@@ -63,6 +63,8 @@ std::string_view error_field(ErrorKind kind) {
       return "rule";
     case ErrorKind::kUnavailable:
       return "storage";
+    case ErrorKind::kNoBlocks:
+      return "on_deny";
   }
   return {};
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "block_table.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/ask.hpp"
@@ -40,6 +41,8 @@ struct CompiledLimit {
   std::optional<local::TableLimit> table;
   std::size_t memory = 0;  // the table's budget
   std::shared_ptr<const backend::redis::RemoteLimit> remote;
+  // A local rule's on_deny block: the keys banned now (kept across reloads of the rule).
+  std::shared_ptr<detail::BlockTable> blocks;
   // An RLS limit: its rate_limit as configured (what a status reports) and its shadow mode.
   struct Rls {
     config::RlsRateLimit rate;

@@ -175,6 +175,9 @@ struct Rule {
   // Concurrency: the most permits the decision service holds for this rule's callers at once
   // (about 200 bytes each); one more is refused. Redis rules keep theirs in Redis.
   std::int64_t max_permits = kDefaultMaxPermits;
+  // on_deny: {block: D}: a key this rule refuses is refused for D from then on, without
+  // deciding the limit (a ban). Unset: no block. Local, rate rules only (checks.cpp).
+  std::optional<core::Nanos> block;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;

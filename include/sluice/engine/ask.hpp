@@ -73,7 +73,10 @@ struct RlsAsk {
 // request finds a full quota (redis-cell#37, gubernator's RESET_REMAINING). The outcome's
 // `total` is the state (core::peek), after a reset the full quota; `key_seen` says whether
 // there was state for the key.
-enum class KeyOp { kPeek, kReset };
+// kBlock and kUnblock look at and lift the key's block (on_deny: block; GET and DELETE
+// /v1/rules/{name}/blocks/{key}): `key_seen` says whether it is blocked, `total` is the refusal
+// it gets (retry_after: the block's time left).
+enum class KeyOp { kPeek, kReset, kBlock, kUnblock };
 struct KeyAsk {
   std::string_view rule;
   std::string_view key;

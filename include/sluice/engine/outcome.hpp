@@ -86,6 +86,7 @@ enum class ErrorKind {
   kExhausted,           // a bounded resource is full: RLS overrides, held permits
   kNotResettable,       // a KeyAsk reset of a concurrency rule (its permits go back by release)
   kUnavailable,         // a KeyAsk on a rule kept in Redis while Redis does not answer
+  kNoBlocks,            // a KeyAsk on the block of a rule without on_deny: block
 };
 
 // The ask's field an error is about, as the check API names it ("rule", "limit", "cost").

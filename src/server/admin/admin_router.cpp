@@ -25,6 +25,8 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
     AdminRoute{verb::get, "/v1/rules/{name}/keys/{key}", &AdminService::get_key},
     AdminRoute{verb::delete_, "/v1/rules/{name}/keys/{key}", &AdminService::reset_key},
+    AdminRoute{verb::get, "/v1/rules/{name}/blocks/{key}", &AdminService::get_block},
+    AdminRoute{verb::delete_, "/v1/rules/{name}/blocks/{key}", &AdminService::unblock},
     AdminRoute{verb::post, "/v1/check", &AdminService::check, Serves::kDecision},
     AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule, Serves::kDecision},
     AdminRoute{verb::post, "/v1/release", &AdminService::release, Serves::kDecision},

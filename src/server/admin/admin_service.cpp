@@ -271,11 +271,19 @@ Reply AdminService::release_lease(const AdminRequest& request) {
 }
 
 Reply AdminService::get_key(const AdminRequest& request) {
-  return key_state(*loop_, request.name, request.key, false, clock_->now());
+  return key_state(*loop_, request.name, request.key, engine::KeyOp::kPeek, clock_->now());
 }
 
 Reply AdminService::reset_key(const AdminRequest& request) {
-  return key_state(*loop_, request.name, request.key, true, clock_->now());
+  return key_state(*loop_, request.name, request.key, engine::KeyOp::kReset, clock_->now());
+}
+
+Reply AdminService::get_block(const AdminRequest& request) {
+  return key_state(*loop_, request.name, request.key, engine::KeyOp::kBlock, clock_->now());
+}
+
+Reply AdminService::unblock(const AdminRequest& request) {
+  return key_state(*loop_, request.name, request.key, engine::KeyOp::kUnblock, clock_->now());
 }
 
 // Changes and reloads run on the config worker, as PUT /v1/rules does, and count as changes.

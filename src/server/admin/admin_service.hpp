@@ -57,6 +57,8 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   // GET and DELETE /v1/rules/{name}/keys/{key}: one key's state, and its reset (key_handlers).
   Reply get_key(const AdminRequest& request);
   Reply reset_key(const AdminRequest& request);
+  Reply get_block(const AdminRequest& request);
+  Reply unblock(const AdminRequest& request);
 
   // Who may use the admin listener, as the rules in force say.
   std::shared_ptr<const AdminAccess> access() const;

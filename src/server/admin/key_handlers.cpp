@@ -23,6 +23,7 @@ struct KeyLook {
 unsigned error_status(engine::ErrorKind kind) {
   switch (kind) {
     case engine::ErrorKind::kUnknownRule:
+    case engine::ErrorKind::kNoBlocks:
       return 404;
     case engine::ErrorKind::kNotResettable:
       return 409;
@@ -33,12 +34,28 @@ unsigned error_status(engine::ErrorKind kind) {
   }
 }
 
-Reply answer(const KeyLook& k, bool reset) {
+// A key's block: {"rule","key","blocked","retry_after_ms"}, with "unblocked" after a DELETE.
+Reply block_answer(const KeyLook& k, bool unblock) {
+  const core::Decision& d = k.out.total;
+  json::object o;
+  o["rule"] = k.rule;
+  o["key"] = k.key;
+  if (unblock) o["unblocked"] = k.out.key_seen;
+  o["blocked"] = k.out.key_seen && !unblock;
+  o["retry_after_ms"] = k.out.key_seen && !unblock ? ceil_ms(d.retry_after) : std::int64_t{0};
+  return json_reply(200, o);
+}
+
+Reply answer(const KeyLook& k, engine::KeyOp op) {
   const engine::Outcome& out = k.out;
   if (out.verdict == engine::Verdict::kInvalid) {
     return error_reply(error_status(out.error_kind), out.error,
                        engine::error_field(out.error_kind));
   }
+  if (op == engine::KeyOp::kBlock || op == engine::KeyOp::kUnblock) {
+    return block_answer(k, op == engine::KeyOp::kUnblock);
+  }
+  const bool reset = op == engine::KeyOp::kReset;
   const core::Decision& d = out.total;
   const config::RuleSet& rules = out.rules();
   const config::Rule* rule = out.applied.empty() ? nullptr : out.applied.front().rule;
@@ -60,16 +77,16 @@ Reply answer(const KeyLook& k, bool reset) {
 
 }  // namespace
 
-Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, bool reset,
+Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, engine::KeyOp op,
                 core::Nanos now) {
   auto k = std::make_shared<KeyLook>();
   k->rule = std::string(rule);
   k->key = std::string(key);
-  const engine::KeyAsk ask{k->rule, k->key, reset ? engine::KeyOp::kReset : engine::KeyOp::kPeek};
-  if (loop.decide(ask, now, k->out) == engine::Progress::kDone) return answer(*k, reset);
+  const engine::KeyAsk ask{k->rule, k->key, op};
+  if (loop.decide(ask, now, k->out) == engine::Progress::kDone) return answer(*k, op);
   Reply reply;
-  reply.later = [&loop, k, reset](std::function<void(Reply)> done) {
-    loop.async_complete(k->out, [k, reset, done = std::move(done)] { done(answer(*k, reset)); });
+  reply.later = [&loop, k, op](std::function<void(Reply)> done) {
+    loop.async_complete(k->out, [k, op, done = std::move(done)] { done(answer(*k, op)); });
   };
   return reply;
 }

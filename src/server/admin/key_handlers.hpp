@@ -4,8 +4,11 @@
 //   GET    /v1/rules/{name}/keys/{key}  200: the key's state, not charged
 //   DELETE /v1/rules/{name}/keys/{key}  200: the key forgotten (its next request finds a full
 //                                       quota), and its state now
-// 404 for an unknown rule, 409 for a reset of a concurrency rule, 503 when the rule is kept in
-// Redis and Redis does not answer.
+//   GET    /v1/rules/{name}/blocks/{key}  200: whether the key is blocked (on_deny: block),
+//                                         for how long yet
+//   DELETE /v1/rules/{name}/blocks/{key}  200: the block lifted (its limit decides again)
+// 404 for an unknown rule or one without on_deny: block, 409 for a reset of a concurrency rule, 503
+// when the rule is kept in Redis and Redis does not answer.
 #pragma once
 
 #include <string_view>
@@ -18,7 +21,7 @@ namespace sluice::server {
 
 // Rules kept in Redis are asked through `loop` (the admin loop's); their replies come through
 // Reply::later.
-Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, bool reset,
+Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, engine::KeyOp op,
                 core::Nanos now);
 
 }  // namespace sluice::server
