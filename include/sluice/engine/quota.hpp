@@ -15,8 +15,8 @@ struct Quota {
   // written (rate=1000/s is q=1000;w=1, rate=30/60s is q=30;w=60), so q/w is the rate.
   std::int64_t quota = 0;
   std::int64_t window_seconds = 0;  // 0: not time-based (concurrency)
-  // Continuous refill: the capacity, the most that can pass at once from full (a second item,
-  // "<name>-burst";q=capacity). 0 for windows and concurrency.
+  // Continuous refill: the capacity, the most that can pass at once from full (the policy
+  // item's q covers it: server/common/limit_fields). 0 for windows and concurrency.
   std::int64_t burst = 0;
   // The seconds a full refill takes (the RateLimit field's t when nothing is left); windows:
   // the window.

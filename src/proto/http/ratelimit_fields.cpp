@@ -21,11 +21,10 @@ void append_sf_chars(std::string& out, std::string_view s) {
   }
 }
 
-void append_policy_item(std::string& out, std::string_view name, std::string_view suffix,
-                        std::int64_t q, std::int64_t w, bool concurrent) {
+void append_policy_item(std::string& out, std::string_view name, std::int64_t q, std::int64_t w,
+                        bool concurrent) {
   out += '"';
   append_sf_chars(out, name);
-  out += suffix;
   out += "\";q=";
   append_int(out, q);
   if (concurrent) out += ";qu=\"concurrent-requests\"";
@@ -55,11 +54,7 @@ void write_fields(Writer& w, std::span<const LimitField> limits, FieldChoice cho
     for (std::size_t i = 0; i < limits.size(); ++i) {
       const LimitField& l = limits[i];
       if (i > 0) policy += ", ";
-      append_policy_item(policy, l.name, "", l.quota, l.window_seconds, l.concurrent);
-      if (l.burst > 0) {
-        policy += ", ";
-        append_policy_item(policy, l.name, "-burst", l.burst, 0, false);
-      }
+      append_policy_item(policy, l.name, l.quota, l.window_seconds, l.concurrent);
     }
     w.end();
     std::string& status = w.begin("RateLimit");
@@ -81,8 +76,7 @@ void write_fields(Writer& w, std::span<const LimitField> limits, FieldChoice cho
     for (const LimitField& l : limits) {
       if (l.remaining < tightest->remaining) tightest = &l;
     }
-    append_int(w.begin("X-RateLimit-Limit"),
-               tightest->burst > 0 ? tightest->burst : tightest->quota);
+    append_int(w.begin("X-RateLimit-Limit"), tightest->quota);
     w.end();
     append_int(w.begin("X-RateLimit-Remaining"), tightest->remaining < 0 ? 0 : tightest->remaining);
     w.end();

@@ -13,10 +13,14 @@ namespace sluice::server {
 
 using LimitFields = absl::InlinedVector<proto::http::LimitField, engine::kInlineLimits>;
 
-// One field item per enforced limit that decided, in order. r is what is left after this
-// request (a refused request is charged nowhere, so the limits that allowed it report what
-// they had). t is the seconds until the limit is full again; for a limit that refused the
-// request it is its retry time instead, the same point in time as Retry-After.
+// One policy item and one status item per enforced limit that decided, in order, with r
+// within q (docs/configuration.md, "Response fields", has the table per algorithm). A window
+// is q per window; a limit that refills continuously is q = rate * w with w its whole refill,
+// so q/w is the rate and q covers the burst. r is what is left after this request (a refused
+// request is charged nowhere, so the limits that allowed it report what they had). t, as
+// draft-10 and later define it, is the seconds until more quota is available: a window's end,
+// a bucket's next unit (0 when full); for a limit that refused the request, its retry time,
+// the same point in time as Retry-After.
 void limit_fields(const engine::Outcome& out, LimitFields& fields);
 
 // The Retry-After of an outcome: its retry time when refused and known, else -1.

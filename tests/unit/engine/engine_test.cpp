@@ -109,9 +109,9 @@ TEST(Engine, ResponsesCarryTheIetfRateLimitFields) {
   Req r;
   r.query = "userId=alice";
   const Outcome v = decide(e, r.view(), 0);
-  // 1/s with a burst of 2: the rate as one item (q/w = 1 per second), the burst as another;
-  // 1 left, full again in 1 s.
-  EXPECT_EQ(header(v, "RateLimit-Policy"), "\"per-user\";q=1;w=1, \"per-user-burst\";q=2");
+  // 1/s with a burst of 2: one item, 2 per 2 s (the burst refills in 2 s, q/w = 1 per
+  // second); 1 left, the next token in 1 s.
+  EXPECT_EQ(header(v, "RateLimit-Policy"), "\"per-user\";q=2;w=2");
   EXPECT_EQ(header(v, "RateLimit"), "\"per-user\";r=1;t=1");
 }
 
@@ -123,13 +123,57 @@ TEST(Engine, APolicyTellsTheRateOfAGcraLimit) {
              "  odd: {limit: \"token-bucket:rate=3/250ms,burst=5\", key: const:all}\n");
   Engine e(load(yaml), 0);
   Req r;
-  // Not q=101;w=1, which reads as 101 per second.
-  EXPECT_EQ(header(decide(e, r.view(), 0), "RateLimit-Policy"),
-            "\"api\";q=1000;w=1, \"api-burst\";q=101");
+  // Not q=101;w=1, which reads as 101 per second: the burst of 101 refills within 1 s, so
+  // one item of 1000 per second holds it.
+  EXPECT_EQ(header(decide(e, r.view(), 0), "RateLimit-Policy"), "\"api\";q=1000;w=1");
   EXPECT_EQ(quota_of(e.rules()->rule("slow")->limit).quota, 30);
   EXPECT_EQ(quota_of(e.rules()->rule("slow")->limit).window_seconds, 60);
   EXPECT_EQ(quota_of(e.rules()->rule("odd")->limit).quota, 12);  // 3 per 250 ms
   EXPECT_EQ(quota_of(e.rules()->rule("odd")->limit).window_seconds, 1);
+}
+
+// The r of a RateLimit item is never more than the q of the policy it names (issue 18: a
+// token bucket of 10/s and a burst of 100 said q=10;w=1 beside r=99).
+TEST(Engine, ATokenBucketIsOnePolicyWhoseQuotaHoldsItsBurst) {
+  const std::string yaml =
+      config("{name: all, match: {path_prefix: /}, upstream: app, rules: [tb]}",
+             "  tb: {limit: \"token-bucket:rate=10/s,burst=100\", key: const:all}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  // 100 tokens refill in 10 s at 10/s: 100 per 10 s; 99 left, the next token within 1 s.
+  const Outcome first = decide(e, r.view(), 0);
+  EXPECT_EQ(header(first, "RateLimit-Policy"), "\"tb\";q=100;w=10");
+  EXPECT_EQ(header(first, "RateLimit"), "\"tb\";r=99;t=1");
+  for (int i = 1; i < 100; ++i) ASSERT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
+  // The 101st at the same instant: none left, one more in 0.1 s (1 s rounded up).
+  const Outcome refused = decide(e, r.view(), 0);
+  ASSERT_EQ(refused.verdict, Verdict::kDeny);
+  EXPECT_EQ(header(refused, "RateLimit"), "\"tb\";r=0;t=1");
+  EXPECT_EQ(header(refused, "Retry-After"), "1");
+}
+
+TEST(Engine, EachAlgorithmsPolicyReadsAsItsRateAndHoldsWhatItReports) {
+  const std::string yaml = config(
+      "{name: all, match: {path_prefix: /}, upstream: app, rules: [gc, gm, lb, sb, qu, fw, cc]}",
+      "  gc: {limit: \"gcra:rate=30/60s,burst=15\", key: const:all}\n"
+      "  gm: {limit: \"gcra:rate=1/m,burst=3\", key: const:all}\n"
+      "  lb: {limit: \"leaky-bucket:rate=10/s,burst=29\", key: const:all}\n"
+      "  sb: {limit: \"smooth-bursty:rate=5/s,max-burst=2s\", key: const:all}\n"
+      "  qu: {limit: \"queue:rate=20/s,max-wait=500ms\", key: const:all, action: delay, "
+      "max_wait: 500ms}\n"
+      "  fw: {limit: \"fixed-window:limit=100,window=1m\", key: const:all}\n"
+      "  cc: {limit: \"concurrency:limit=10\", key: const:all}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  // gcra 30 per minute, burst 16: 16 refill in 32 s, within one minute: 30 per 60 s.
+  // gcra 1 per minute, 4 at once: 4 minutes to refill them: 4 per 240 s.
+  // leaky-bucket 10/s holding 30: 3 s to drain: 30 per 3 s.
+  // smooth-bursty 5/s saving 2 s: 10 permits in 2 s: 10 per 2 s.
+  // queue 20/s, one at a time: 20 per 1 s. Windows and concurrency as written.
+  EXPECT_EQ(
+      header(decide(e, r.view(), 0), "RateLimit-Policy"),
+      "\"gc\";q=30;w=60, \"gm\";q=4;w=240, \"lb\";q=30;w=3, \"sb\";q=10;w=2, \"qu\";q=20;w=1, "
+      "\"fw\";q=100;w=60, \"cc\";q=10;qu=\"concurrent-requests\"");
 }
 
 TEST(Engine, ADeniedRequestChargesNoRuleAndItsFieldsSaySo) {

@@ -17,11 +17,9 @@ namespace sluice::proto::http {
 // One limit as the fields describe it (docs/configuration.md, "Response fields").
 struct LimitField {
   std::string_view name;
-  // Policy: q per w seconds (w 0: omitted); `burst` > 0 adds an item "<name>-burst";q=burst
-  // (the most that passes at once, for limits that refill continuously).
+  // Policy: q per w seconds (w 0: omitted).
   std::int64_t quota = 0;
   std::int64_t window_seconds = 0;
-  std::int64_t burst = 0;
   bool concurrent = false;  // qu="concurrent-requests"
   // Status: r (at least 0) and t (omitted when negative).
   std::int64_t remaining = 0;
@@ -33,8 +31,8 @@ struct FieldChoice {
   bool legacy = false;    // X-RateLimit-Limit/Remaining/Reset of the tightest limit
 };
 
-// Appends "Name: value\r\n" lines: RateLimit-Policy and RateLimit (one or two policy items and
-// one status item per limit), the legacy fields from the limit with the least remaining, and
+// Appends "Name: value\r\n" lines: RateLimit-Policy and RateLimit (one policy item and one
+// status item per limit), the legacy fields from the limit with the least remaining, and
 // Retry-After when `retry_after` >= 0 (a denial whose retry time is known).
 void append_ratelimit_fields(std::string& out, std::span<const LimitField> limits,
                              FieldChoice choice, core::Nanos retry_after);

@@ -1,0 +1,99 @@
+"""The RateLimit-Policy and RateLimit fields of every algorithm a route can use, admitted and
+refused, as a client of draft-ietf-httpapi-ratelimit-headers reads them (ratelimit_draft.py):
+well formed, one policy per rule, each r within the q of the policy it names, t a
+non-negative integer that on a refusal is the same point in time as Retry-After."""
+import concurrent.futures
+import time
+
+import pytest
+import requests
+
+from ratelimit_draft import Malformed, check, parse_list
+
+# name: (limit, extra rule fields). Each is tight enough to refuse within a few requests, and
+# the continuous ones hold more than their rate per second (burst above rate), which is where
+# the old fields put r above q. Slow rates, so that a loaded machine refills nothing meanwhile.
+ALGORITHMS = {
+    "tb": ("token-bucket:rate=1/m,burst=4", ""),
+    "gc": ("gcra:rate=1/m,burst=3", ""),
+    "lb": ("leaky-bucket:rate=1/s,burst=3", ""),  # admitted ones wait their turn
+    "sb": ("smooth-bursty:rate=1/s,max-burst=4s", ""),
+    "su": ("smooth-warmup:rate=2/s,warmup=2s,cold-factor=3", ""),
+    "qu": ("queue:rate=2/s,max-wait=600ms", ", action: delay, max_wait: 600ms"),
+    "fw": ("fixed-window:limit=3,window=1h", ""),
+    "sw": ("sliding-window:limit=3,window=1h", ""),
+    "cc": ("concurrency:limit=1", ""),
+}
+
+
+def config(upstream):
+    # The concurrency route takes the upstream's /slow, which answers after ?ms=.
+    routes = "".join(
+        f"  - {{{{name: {n}, match: {{{{path_prefix: {'/slow' if n == 'cc' else f'/{n}/'}}}}}, "
+        f"upstream: app, rules: [{n}]}}}}\n" for n in ALGORITHMS)
+    rules = "".join(f"  {n}: {{{{limit: \"{limit}\", key: client_ip{extra}}}}}\n"
+                    for n, (limit, extra) in ALGORITHMS.items())
+    return ("listen: 127.0.0.1:{gateway}\nadmin: 127.0.0.1:{admin}\nworkers: 1\n"
+            "access_log: \"{access_log}\"\n"
+            f"upstreams:\n  app: {{{{servers: [{upstream.address}]}}}}\n"
+            f"routes:\n{routes}rules:\n{rules}")
+
+
+def assert_reads(r, name):
+    """The fields of one response, read as the draft says; returns its item for `name`."""
+    fields = check(r.headers)
+    assert list(fields) == [name], r.headers
+    item = fields[name]
+    assert item["t"] is not None or name == "cc", r.headers
+    if r.status_code != 200:
+        assert item["r"] == 0, r.headers
+        if "Retry-After" in r.headers:
+            assert item["t"] == int(r.headers["Retry-After"]), r.headers
+    return item
+
+
+def test_the_validator_refuses_what_a_draft_client_cannot_read():
+    # The fields sluice sent before: r=99 beside a policy of q=10.
+    with pytest.raises(Malformed, match="r=99 is more than its policy's q=10"):
+        check({"RateLimit-Policy": '"tb";q=10;w=1, "tb-burst";q=100',
+               "RateLimit": '"tb";r=99;t=10'})
+    for policy, status in [('"a";w=1', '"a";r=0'), ('"a";q=1', '"b";r=0'),
+                           ('"a";q=1', '"a";r=-1'), ('"a";q=1', '"a";r=0;t=1.5'),
+                           ('"a";q=1, "a";q=2', '"a";r=0'), ('"a";q=1,', '"a";r=0')]:
+        with pytest.raises(Malformed):
+            check({"RateLimit-Policy": policy, "RateLimit": status})
+    assert parse_list('"x\\"y";q=1;qu="concurrent-requests", z;q=2') == [
+        ('x"y', {"q": 1, "qu": "concurrent-requests"}), ("z", {"q": 2})]
+
+
+@pytest.mark.parametrize("name", [n for n in ALGORITHMS if n != "cc"])
+def test_every_algorithms_fields_read_right_admitted_and_refused(sluice, upstreams, name):
+    s = sluice(config(upstreams(1)))
+    seen = {}
+    # A few one after another, then a crowd at once (the queue holds one after another in
+    # turn and refuses only those that would wait past max_wait).
+    with requests.Session() as session:
+        replies = [session.get(f"{s.url}/{name}/", timeout=10) for _ in range(5)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        replies += pool.map(lambda _: requests.get(f"{s.url}/{name}/", timeout=10), range(8))
+    for r in replies:
+        seen.setdefault(r.status_code, []).append(assert_reads(r, name))
+    assert 200 in seen and 429 in seen, seen
+    admitted = seen[200]
+    # What is left only falls while nothing refills in between (at most one unit may).
+    assert admitted[-1]["r"] <= admitted[0]["r"] + 1, admitted
+    q = admitted[0]["q"]
+    assert all(a["q"] == q for a in admitted), admitted
+
+
+def test_a_concurrency_limits_fields_read_right_admitted_and_refused(sluice, upstreams):
+    s = sluice(config(upstreams(1)))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        slow = pool.submit(requests.get, f"{s.url}/slow?ms=1500", timeout=10)
+        time.sleep(0.3)
+        refused = requests.get(f"{s.url}/slow?ms=0", timeout=10)
+        admitted = slow.result()
+    assert admitted.status_code == 200 and refused.status_code != 200
+    assert assert_reads(admitted, "cc")["q"] == 1
+    assert assert_reads(refused, "cc") == {"q": 1, "w": None, "r": 0, "t": None}
+    assert parse_list(refused.headers["RateLimit-Policy"])[0][1]["qu"] == "concurrent-requests"
