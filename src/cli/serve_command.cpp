@@ -185,12 +185,13 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
 
 // Starts the gateway after the admin listener, says where each listens, and tells systemd.
 void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* err) {
+  // The admin and check lines first: once the gateway answers, every readiness line is out.
+  if (auto where = admin.local_endpoint()) log_listening("admin", config::format_endpoint(*where));
+  if (auto check = admin.check_endpoint()) log_listening("check", config::format_endpoint(*check));
   if (f.gateway) {
     f.gateway->start();
     log_listening("gateway", config::format_endpoint(f.gateway->local_endpoint()));
   }
-  if (auto where = admin.local_endpoint()) log_listening("admin", config::format_endpoint(*where));
-  if (auto check = admin.check_endpoint()) log_listening("check", config::format_endpoint(*check));
   std::fflush(err);
   notify::ready();
 }
