@@ -13,7 +13,6 @@
 #include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/local/combined_decision.hpp"
-#include "sluice/log/log.hpp"
 
 namespace sluice::backend::redis {
 
@@ -537,27 +536,6 @@ Answer answer_without_store(const Query& query, core::Nanos now) {
   }
   answer.combined = fold.result();
   return answer;
-}
-
-void Store::log_breaker_change(core::Nanos now) {
-  const Breaker::State state = breaker_.state();
-  if (state == Breaker::State::kHalfOpen || state == logged_state_) return;  // a probe: no news
-  if (logged_once_ && now - logged_at_ < core::kNanosPerSecond) return;
-  logged_state_ = state;
-  logged_at_ = now;
-  logged_once_ = true;
-  const std::string where = proto::resp::format_store_url(options_.client.url);
-  const std::string policy(failure_policy_name(options_.on_failure));
-  if (state == Breaker::State::kOpen) {
-    log::warn("sluice: redis lost, breaker open: decisions follow the failure policy",
-              {{"redis", where},
-               {"breaker", "open"},
-               {"on_failure", policy},
-               {"opens", static_cast<std::int64_t>(breaker_.opens())}});
-  } else {
-    log::info("sluice: redis recovered, breaker closed",
-              {{"redis", where}, {"breaker", "closed"}, {"on_failure", policy}});
-  }
 }
 
 void Store::publish_stats() {
