@@ -494,6 +494,8 @@ void Store::fail_part(const Part& p, core::Nanos now) {
 
 core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                                  Source& source) {
+  if (item.limit->options().on_failure == FailurePolicy::kOpen)
+    log_fail_open(item.limit->name(), now);
   return decide_on_failure(item, cost, now, options_.breaker.open_for, source);
 }
 

@@ -1,5 +1,6 @@
 // Store's server log lines (sluice/backend/redis/store.hpp): the breaker opening when Redis is
-// lost and closing when it is back, with the failure policy in force, once per change.
+// lost and closing when it is back, with the failure policy in force, once per change; the
+// requests fail-open admitted, a count per rule at most once a second.
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/log/log.hpp"
 
@@ -24,6 +25,15 @@ void Store::log_breaker_change(core::Nanos now) {
     log::info("sluice: redis recovered, breaker closed",
               {{"redis", where}, {"breaker", "closed"}, {"on_failure", policy}});
   }
+}
+
+void Store::log_fail_open(const std::string& rule, core::Nanos now) {
+  Tally& t = fail_open_[rule];
+  ++t.count;
+  if (t.logged && now - t.logged_at < core::kNanosPerSecond) return;
+  log::warn("sluice: redis unavailable, fail-open admitted requests without a limit",
+            {{"rule", rule}, {"admitted", t.count}, {"on_failure", "fail-open"}});
+  t = Tally{0, now, true};
 }
 
 }  // namespace sluice::backend::redis

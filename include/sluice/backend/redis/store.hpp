@@ -133,6 +133,14 @@ class Store {
   core::Nanos logged_at_ = 0;
   bool logged_once_ = false;
   void log_breaker_change(core::Nanos now);
+  // Fail-open admissions per rule, logged as a count at most once a second per rule.
+  struct Tally {
+    std::int64_t count = 0;
+    core::Nanos logged_at = 0;
+    bool logged = false;
+  };
+  std::unordered_map<std::string, Tally> fail_open_;
+  void log_fail_open(const std::string& rule, core::Nanos now);
 };
 
 // The failure policy's answer for one item: allow, deny (with `retry_after`), or the local
