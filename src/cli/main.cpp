@@ -97,6 +97,12 @@ CLI::App* add_serve(CLI::App& app, sluice::cli::ServeOptions& o) {
                   "Envoy rate limit service (gRPC RateLimitService), e.g. 127.0.0.1:8081");
   cmd->add_option("--rls-config", o.rls_config,
                   "envoyproxy/ratelimit-style YAML for --grpc (repeatable; docs/envoy-rls.md)");
+  cmd->add_option("--log-level", o.log_level,
+                  "the server log's least level: trace, debug, info (default), warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  cmd->add_option("--log-format", o.log_format,
+                  "the server log's lines: text (default) or json (docs/logging.md)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->footer(sluice::cli::kServeExample);
   return cmd;
 }

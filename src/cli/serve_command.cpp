@@ -21,6 +21,7 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/control/control.hpp"
 #include "sluice/engine/engine.hpp"
+#include "sluice/log/log.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/notify/service_notify.hpp"
 #include "sluice/server/admin_server.hpp"
@@ -138,6 +139,12 @@ struct Frontends {
   }
 };
 
+// A readiness line tests and scripts wait for: its text is the message, in either format.
+void log_listening(const std::string& listener, const std::string& address) {
+  log::info("sluice serve: " + listener + " listening on " + address,
+            {{"listener", listener}, {"address", address}});
+}
+
 // Binds the gateway, RESP and RLS listeners that are configured; false (the error written)
 // when one cannot be bound. The gateway accepts only after start_serving.
 bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engine::Engine& engine,
@@ -158,8 +165,7 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
       resp_options.clocks = kClocks;
       out.resp = std::make_unique<server::RespServer>(io, *l.resp, engine, std::move(resp_options));
       out.resp->start();
-      std::fprintf(err, "sluice serve: resp listening on %s\n",
-                   config::format_endpoint(out.resp->local_endpoint()).c_str());
+      log_listening("resp", config::format_endpoint(out.resp->local_endpoint()));
     }
     if (l.grpc) {
       what = "grpc";
@@ -168,8 +174,7 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
       out.rls->start();
       config::Endpoint bound = *l.grpc;
       bound.port = static_cast<std::uint16_t>(out.rls->port());
-      std::fprintf(err, "sluice serve: grpc (Envoy RLS) listening on %s\n",
-                   config::format_endpoint(bound).c_str());
+      log_listening("grpc (Envoy RLS)", config::format_endpoint(bound));
     }
   } catch (const std::exception& e) {
     std::fprintf(err, "sluice serve: %s: %s\n", what, e.what());
@@ -180,18 +185,12 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
 
 // Starts the gateway after the admin listener, says where each listens, and tells systemd.
 void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* err) {
+  // The admin and check lines first: once the gateway answers, every readiness line is out.
+  if (auto where = admin.local_endpoint()) log_listening("admin", config::format_endpoint(*where));
+  if (auto check = admin.check_endpoint()) log_listening("check", config::format_endpoint(*check));
   if (f.gateway) {
     f.gateway->start();
-    std::fprintf(err, "sluice serve: gateway listening on %s\n",
-                 config::format_endpoint(f.gateway->local_endpoint()).c_str());
-  }
-  if (auto where = admin.local_endpoint()) {
-    std::fprintf(err, "sluice serve: admin listening on %s\n",
-                 config::format_endpoint(*where).c_str());
-  }
-  if (auto check = admin.check_endpoint()) {
-    std::fprintf(err, "sluice serve: check listening on %s\n",
-                 config::format_endpoint(*check).c_str());
+    log_listening("gateway", config::format_endpoint(f.gateway->local_endpoint()));
   }
   std::fflush(err);
   notify::ready();
@@ -217,7 +216,7 @@ void run_until_signal(asio::io_context& io, Frontends& f, server::AdminServer& a
   expire_leases(lease_timer, control.store().engine(), clock::steady_clock());
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
-    std::fprintf(err, "sluice serve: shutting down\n");
+    log::info("sluice serve: shutting down");
     std::fflush(err);
     notify::stopping();
     if (f.gateway) f.gateway->shutdown();
@@ -236,6 +235,15 @@ void run_until_signal(asio::io_context& io, Frontends& f, server::AdminServer& a
 
 int run_serve(const ServeOptions& options, std::FILE* err) {
   std::signal(SIGPIPE, SIG_IGN);
+  const auto level = log::parse_level(options.log_level);
+  const auto format = log::parse_format(options.log_format);
+  if (!level || !format) {
+    std::fprintf(err,
+                 "sluice serve: --log-level must be trace, debug, info, warn or error and "
+                 "--log-format text or json\n");
+    return 2;
+  }
+  log::configure(*level, *format);
 
   const auto max_config_size = max_config_size_flag(options.max_config_size, "serve", err);
   if (!max_config_size) return 2;
@@ -244,6 +252,9 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   const auto listeners = resolve_listeners(options, *rules, err);
   if (!listeners) return 2;
   const int workers = rules->workers;
+  const auto rule_count = static_cast<std::int64_t>(rules->rules.size());
+  const auto route_count = static_cast<std::int64_t>(rules->routes.size());
+  const bool redis = rules->redis && rules->redis->configured();
 
   std::unique_ptr<engine::Engine> engine;
   try {
@@ -280,6 +291,12 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
   }
   control.start();
   start_serving(frontends, admin, err);
+  log::info("sluice serve: started",
+            {{"config", options.config.empty() ? "none" : options.config},
+             {"rules", rule_count},
+             {"routes", route_count},
+             {"storage", redis ? "redis" : "local"},
+             {"generation", static_cast<std::int64_t>(engine->version())}});
   run_until_signal(io, frontends, admin, control, err);
   frontends.stop();
   admin.stop();

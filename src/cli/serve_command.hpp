@@ -18,6 +18,8 @@ struct ServeOptions {
   std::string grpc;             // "": no Envoy rate limit service (gRPC)
   std::vector<std::string> rls_config;  // its envoyproxy/ratelimit-style YAML files
   std::string max_config_size;          // "": config::kDefaultMaxConfigSize ("16MiB")
+  std::string log_level = "info";       // the server log (docs/logging.md, "Server log")
+  std::string log_format = "text";
 };
 
 // Runs until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish (at most

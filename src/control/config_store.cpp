@@ -8,11 +8,10 @@
 #include <utility>
 
 #include "atomic_file.hpp"
+#include "sluice/log/log.hpp"
 
 namespace sluice::control {
 namespace {
-
-void log_line(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 std::vector<std::string> formatted(const std::vector<config::ConfigError>& errors) {
   std::vector<std::string> out;
@@ -159,14 +158,17 @@ std::vector<std::string> ConfigStore::reload_locked() {
   }
   if (!errors.empty()) {
     reloads_error_.fetch_add(1, std::memory_order_relaxed);
-    log_line("sluice: config reload refused, the rules in force keep serving (" +
-             std::to_string(errors.size()) + (errors.size() == 1 ? " error):" : " errors):"));
-    for (const auto& e : errors) log_line(e);
+    log::warn("sluice: config reload refused, the rules in force keep serving (" +
+                  std::to_string(errors.size()) + (errors.size() == 1 ? " error):" : " errors):"),
+              {{"outcome", "refused"},
+               {"generation", static_cast<std::int64_t>(engine_.version())},
+               {"errors", errors}});
     return errors;
   }
   reloads_ok_.fetch_add(1, std::memory_order_relaxed);
-  log_line("sluice: config reloaded from " + (path_.empty() ? std::string("RLS files") : path_) +
-           " (version " + std::to_string(engine_.version()) + ")");
+  log::info("sluice: config reloaded from " + (path_.empty() ? std::string("RLS files") : path_) +
+                " (version " + std::to_string(engine_.version()) + ")",
+            {{"outcome", "ok"}, {"generation", static_cast<std::int64_t>(engine_.version())}});
   return {};
 }
 
@@ -207,7 +209,7 @@ ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& e
       engine_.apply(*before, clock_.now());
       out.kind = ChangeOutcome::Kind::kWriteFailed;
       out.problem = "not applied: " + written.error();
-      log_line("sluice: admin change not applied: " + written.error());
+      log::error("sluice: admin change not applied: " + written.error());
       return out;
     }
     seen_ = stamp_of(path_);

@@ -62,6 +62,7 @@ std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet&
   // A Redis that comes back is found within this, so decisions return to it within a second.
   o.client.reconnect_max = 250 * core::kNanosPerMilli;
   o.cache_denials = rules.redis->cache_denials;
+  o.on_failure = backend_policy(rules.redis->defaults.on_failure);  // for the server log
   return o;
 }
 

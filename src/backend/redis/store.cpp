@@ -494,6 +494,8 @@ void Store::fail_part(const Part& p, core::Nanos now) {
 
 core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                                  Source& source) {
+  if (item.limit->options().on_failure == FailurePolicy::kOpen)
+    log_fail_open(item.limit->name(), now);
   return decide_on_failure(item, cost, now, options_.breaker.open_for, source);
 }
 
@@ -539,6 +541,7 @@ Answer answer_without_store(const Query& query, core::Nanos now) {
 }
 
 void Store::publish_stats() {
+  log_breaker_change(options_.client.clock->now());
   stats_.breaker_state.store(static_cast<int>(breaker_.state()), std::memory_order_relaxed);
   stats_.breaker_opens.store(breaker_.opens(), std::memory_order_relaxed);
   Client::Stats c = closed_stats_;

@@ -4,6 +4,8 @@ against a real redis-server started with TLS (the server's certificate verified 
 config's CA; a wrong CA refused; a client certificate where the server requires one). A
 refusal is a clear line on sluice's stderr and a metric, and the rule's failure policy answers
 meanwhile."""
+import re
+
 import pytest
 import redis
 import requests
@@ -105,6 +107,9 @@ def test_a_wrong_password_is_a_clear_error_and_the_failure_policy_answers(tmp_pa
         g = gateways(config([f"password_file: {secret}"]), rs.url)
         wait_until(lambda: "AUTH refused by Redis" in g.stderr(), what="the AUTH refusal logged")
         line = next(l for l in g.stderr().splitlines() if "AUTH refused" in l)
+        # The server log's text line (docs/logging.md, "Server log"): time, level, message.
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]{12}Z warn  .*", line), line
+        line = line.split("  ", 1)[1]
         assert line == (f"sluice: redis: cannot connect to Redis at 127.0.0.1:{rs.port}: AUTH "
                         f"refused by Redis at 127.0.0.1:{rs.port}: WRONGPASS invalid "
                         "username-password pair or user is disabled."), line

@@ -34,6 +34,8 @@ struct StoreOptions {
   // round trip, or for at most cache_denials), at most this many keys per store; 0: none kept.
   core::Nanos cache_denials = core::kNanosPerSecond;
   std::size_t max_cached_denials = 1 << 16;
+  // redis.on_failure (rules may say otherwise): named in the server log's breaker lines.
+  FailurePolicy on_failure = FailurePolicy::kOpen;
 };
 
 // One per event loop; not thread-safe. Callbacks run on the loop, exactly once, never inside
@@ -125,6 +127,20 @@ class Store {
   std::unordered_map<std::string, Denial> denials_;  // by state key
   Stats stats_;
   std::shared_ptr<bool> alive_;
+  // The breaker state the server log last reported, and when: a line per change, at most one
+  // a second (a flapping Redis converges to its latest state a second later).
+  Breaker::State logged_state_ = Breaker::State::kClosed;
+  core::Nanos logged_at_ = 0;
+  bool logged_once_ = false;
+  void log_breaker_change(core::Nanos now);
+  // Fail-open admissions per rule, logged as a count at most once a second per rule.
+  struct Tally {
+    std::int64_t count = 0;
+    core::Nanos logged_at = 0;
+    bool logged = false;
+  };
+  std::unordered_map<std::string, Tally> fail_open_;
+  void log_fail_open(const std::string& rule, core::Nanos now);
 };
 
 // The failure policy's answer for one item: allow, deny (with `retry_after`), or the local

@@ -1,15 +1,12 @@
 // Client (sluice/backend/redis/client.hpp): the public face of ClientCore.
 #include "sluice/backend/redis/client.hpp"
 
-#include <cstdio>
-
 #include "client_core.hpp"
+#include "sluice/log/log.hpp"
 
 namespace sluice::backend::redis {
 
-void log_to_stderr(const std::string& line) {
-  std::fprintf(stderr, "sluice: redis: %s\n", line.c_str());
-}
+void log_to_stderr(const std::string& line) { log::warn("sluice: redis: " + line); }
 
 Client::Client(boost::asio::io_context& io, ClientOptions options)
     : core_(std::make_unique<detail::ClientCore>(io, std::move(options))) {}
