@@ -4,13 +4,14 @@ and a reset gives its next request a full quota. A real `sluice serve` with a ga
 admin listener that needs a token, and a RESP listener; redis-cli as the RESP client."""
 import http.client
 import json
+import re
 import subprocess
 import urllib.parse
 
 import pytest
 import requests
 
-from integration_support import ServeProcess, free_port  # on sys.path through conftest
+from integration_support import ServeProcess, free_port, wait_until  # on sys.path via conftest
 
 TOKEN = "keys-test-token-0123456789abcdef"
 
@@ -51,6 +52,10 @@ class Serve(ServeProcess):
         super().__init__(tmp_path, ["--config", str(path), "--resp",
                                     f"127.0.0.1:{self.resp_port}"],
                          r"resp listening on \S+:%d\b" % self.resp_port)
+        # Each listener says so when it is bound; a slow start (a sanitizer build) may bring
+        # the RESP listener up before the admin one.
+        wait_until(lambda: re.search(r"admin listening on \S+:%d\b" % self.admin_port,
+                                     self.stderr()), timeout=10, what="the admin listener")
 
     def key(self, rule, key, method="GET", token=TOKEN):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
