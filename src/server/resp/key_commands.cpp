@@ -1,6 +1,5 @@
 // SLUICE.PEEK and SLUICE.RESET (command_handlers.hpp).
 #include "command_handlers.hpp"
-
 #include "throttle_command.hpp"
 
 namespace sluice::server::resp {
