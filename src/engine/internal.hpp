@@ -44,6 +44,9 @@ struct Remote {
   // that one's decision: (copy, original).
   std::vector<std::pair<std::size_t, std::size_t>> copies;
   std::vector<backend::redis::RemoteLease> leases;  // concurrency permits held in Redis
+  // Alive while the gateway request holding `leases` runs: the loop's store renews them until
+  // Loop::release, or until this is dropped with the outcome (then the store releases them).
+  std::shared_ptr<const void> holder;
   // A KeyAsk: who answered (kRedis, or none: Redis unavailable) and whether the key was stored.
   backend::redis::Source source = backend::redis::Source::kRedis;
   bool seen = false;

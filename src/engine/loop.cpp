@@ -120,10 +120,20 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
       g->answers[p] = std::move(a);
       if (--g->left > 0) return;
       engine_.state().finish(out, std::move(g->answers));
+      hold_leases(out);
       timed(redis_times_);
       g->done();
     });
   }
+}
+
+void Loop::hold_leases(Outcome& out) {
+  // A check's permit became a token (its caller gives it back or lets it expire); what is left
+  // is held by a request running here.
+  auto& remote = detail::remote_of(out);
+  if (!remote || remote->leases.empty() || store_ == nullptr) return;
+  remote->holder = std::make_shared<char>();
+  for (const auto& lease : remote->leases) store_->hold(lease, remote->holder);
 }
 
 void Loop::release(Outcome& out) {
@@ -131,6 +141,7 @@ void Loop::release(Outcome& out) {
   if (!remote || store_ == nullptr) return;
   for (const auto& lease : remote->leases) store_->release(lease);
   remote->leases.clear();
+  remote->holder.reset();
 }
 
 bool Loop::release_lease(std::string_view token) {

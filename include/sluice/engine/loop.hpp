@@ -57,7 +57,8 @@ class Loop {
         token);
   }
 
-  // The request is done: permits held in Redis go back (local ones with out.reset()).
+  // The request is done: permits held in Redis go back (local ones with out.reset()). Until
+  // then the loop's store renews them, every third of their rule's permit_ttl.
   void release(Outcome& out);
   // Gives back a permit handed out by the decision service, wherever it is held.
   bool release_lease(std::string_view token);
@@ -69,6 +70,8 @@ class Loop {
   std::shared_ptr<const config::RuleSet> shared_rules();
 
  private:
+  // The Redis permits a completed outcome holds for its request: renewed until release().
+  void hold_leases(Outcome& out);
   void complete(Outcome& out, std::function<void()> done);
   const std::shared_ptr<const Snapshot>& snapshot();
   // The snapshot's `redis:` into the store: made, or reconfigured when its settings changed.

@@ -13,6 +13,7 @@
 #include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/local/combined_decision.hpp"
+#include "store_parts.hpp"
 
 namespace sluice::backend::redis {
 
@@ -33,28 +34,6 @@ std::string_view source_name(Source s) {
   }
   return "?";
 }
-
-struct Store::Job {
-  Query query;
-  std::function<void(Answer)> done;
-  std::vector<core::Decision> each;
-  int parts_left = 0;
-  Source source = Source::kRedis;
-  std::vector<RemoteLease> leases;
-  bool seen = false;
-};
-
-// A slice of work for one script request: some of a job's items (all in one slot, one
-// max-wait), a leasing take for a pool, or a release.
-struct Store::Part {
-  std::shared_ptr<Job> job;  // null for takes and releases
-  std::vector<int> items;    // indexes into job->query.items
-  RequestKind kind = RequestKind::kDecide;
-  std::int64_t cost = 1;
-  core::Nanos max_wait = 0;
-  std::uint16_t slot = 0;
-  QueryItem target;  // takes and releases: the limit and key
-};
 
 // A denial Redis answered for one key: until `until`, an ask of at least `cost` would be
 // refused too, since what others do to the key only takes more (concurrency aside, which is
@@ -106,6 +85,7 @@ Store::Store(boost::asio::io_context& io, StoreOptions options)
       stats_timer_(io),
       script_{std::string(script_text())},
       breaker_(options_.breaker),
+      renew_timer_(io),
       alive_(std::make_shared<bool>(true)) {
   arm_stats();
 }
@@ -284,16 +264,6 @@ void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::De
   kept = Denial{item.limit, item.limit->resets(), cost, sent, sent + hold, d};
 }
 
-void Store::release(const RemoteLease& lease) {
-  Part part;
-  part.kind = RequestKind::kRelease;
-  part.cost = lease.id;
-  part.target = QueryItem{lease.limit, lease.key, 0};
-  part.slot = options_.client.url.cluster ? key_slot(lease.limit->state_key(lease.key)) : 0;
-  pending_.push_back(std::move(part));
-  schedule_flush();
-}
-
 void Store::flush() {
   std::vector<Part> parts = std::move(pending_);
   pending_.clear();
@@ -373,6 +343,11 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
     const Part& p = parts[k];
     const RequestAnswer& a = answers[k];
     if (p.kind == RequestKind::kRelease) continue;
+    if (p.kind == RequestKind::kRenew) {
+      (a.limits[0].extra != 0 ? stats_.renewals : stats_.renewals_lost)
+          .fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     if (p.kind == RequestKind::kTake) {
       take_answered(p, a, at);
       continue;
@@ -465,7 +440,8 @@ void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now
 }
 
 void Store::fail_part(const Part& p, core::Nanos now) {
-  if (p.kind == RequestKind::kRelease) return;  // the lease expires in Redis by itself
+  // The lease expires in Redis by itself; a renewal that failed is tried again at the next.
+  if (p.kind == RequestKind::kRelease || p.kind == RequestKind::kRenew) return;
   if (p.kind == RequestKind::kTake) {
     auto it = pools_.find(p.target.limit->state_key(p.target.key));
     if (it == pools_.end()) return;

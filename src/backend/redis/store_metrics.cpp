@@ -63,12 +63,22 @@ constexpr Counter kCounters[] = {
      [](const Store::Stats& s) {
        return s.client_master_switches.load(std::memory_order_relaxed);
      }},
+    {{"sluice_redis_permit_renewals_total", Kind::kCounter,
+      "Renewals of concurrency permits held in Redis for requests still running."},
+     [](const Store::Stats& s) { return s.renewals.load(std::memory_order_relaxed); }},
+    {{"sluice_redis_permit_renewals_lost_total", Kind::kCounter,
+      "Renewals that found the permit gone: it expired first (Redis unreachable for a whole "
+      "permit_ttl) or was reset; the request runs on without it."},
+     [](const Store::Stats& s) { return s.renewals_lost.load(std::memory_order_relaxed); }},
     {{"sluice_redis_reconfigures_total", Kind::kCounter,
       "Redis clients replaced because a reload changed the redis settings."},
      [](const Store::Stats& s) { return s.reconfigures.load(std::memory_order_relaxed); }},
 };
 constexpr Family kConnectedLoops{"sluice_redis_connected_loops", Kind::kGauge,
                                  "Event loops whose Redis client has a live connection."};
+constexpr Family kHeldPermits{"sluice_redis_held_permits", Kind::kGauge,
+                              "Concurrency permits held in Redis for running gateway requests "
+                              "(renewed until each request ends)."};
 
 }  // namespace
 
@@ -80,6 +90,7 @@ void collect_store_metrics(metrics::Sink& sink, const Store& store) {
   }
   for (const Counter& c : kCounters) sink.add(c.family, {}, static_cast<double>(c.get(stats)));
   sink.add(kConnectedLoops, {}, stats.connected.load(std::memory_order_relaxed));
+  sink.add(kHeldPermits, {}, static_cast<double>(stats.held.load(std::memory_order_relaxed)));
   const char* names[] = {"closed", "open", "half_open"};
   const int state = stats.breaker_state.load(std::memory_order_relaxed);
   for (int st = 0; st < 3; ++st)

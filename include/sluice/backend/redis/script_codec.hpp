@@ -36,6 +36,7 @@ enum class RequestKind : char {
   kDecide = 'd',   // decide (concurrency: acquire a lease)
   kTake = 't',     // take up to `cost` permits (leasing); one limit
   kRelease = 'r',  // release the concurrency lease whose id is `cost`; one limit
+  kRenew = 'w',    // renew that lease for another lease_ttl; one limit; extra 1 if held
   kPeek = 'p',     // the key's state without charging it (core/peek.hpp); one limit
   kReset = 'x',    // forget the key (DEL), then its state as kPeek says; one limit
 };

@@ -54,8 +54,14 @@ class Store {
   // in flight completes on the old one, or fails by its rule's policy within the old timeout;
   // the old client is then closed. The breaker starts closed. False: nothing changed.
   bool reconfigure(const StoreOptions& options);
-  // Gives a concurrency permit back (fire and forget: a failure leaves it to expire).
+  // Gives a concurrency permit back (fire and forget: a failure leaves it to expire), and stops
+  // renewing it.
   void release(const RemoteLease& lease);
+  // Keeps a concurrency permit a running request holds alive in Redis while `holder` lives:
+  // renewed every third of its concurrency_lease_ttl, so a request may run longer than the
+  // TTL, and a crashed instance's permits still return within one TTL. A holder gone without a
+  // release (a dropped outcome) has its permit released at the next renewal.
+  void hold(const RemoteLease& lease, std::weak_ptr<const void> holder);
 
   // Written by the loop, read by the metrics writer on another thread.
   struct Stats {
@@ -75,8 +81,11 @@ class Store {
     std::atomic<std::uint64_t> client_refused_connects{0};
     std::atomic<std::uint64_t> client_tls_failures{0};
     std::atomic<std::uint64_t> client_master_switches{0};
-    std::atomic<std::uint64_t> reconfigures{0};  // clients replaced by a reload
-    std::atomic<int> connected{0};               // 1 while the client has a live connection
+    std::atomic<std::uint64_t> reconfigures{0};   // clients replaced by a reload
+    std::atomic<std::uint64_t> renewals{0};       // concurrency leases renewed
+    std::atomic<std::uint64_t> renewals_lost{0};  // renewals that found the lease gone
+    std::atomic<std::int64_t> held{0};            // permits being renewed
+    std::atomic<int> connected{0};                // 1 while the client has a live connection
   };
   const Stats& stats() const { return stats_; }
 
@@ -86,6 +95,7 @@ class Store {
   struct Pool;
   struct Batch;
   struct Denial;
+  struct Held;
 
   // A denial kept for this ask's key that still holds: answered from it, without Redis.
   bool answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now);
@@ -109,6 +119,11 @@ class Store {
   void publish_stats();   // the breaker and the client counters, for the metrics thread
   void retire_clients();  // closes the clients a reconfigure replaced
   void arm_stats();       // publishes every second, so a refused connect shows without traffic
+  // Renewal (store_renewal.cpp): a release or renew request for one lease, the next renewal
+  // wake-up, and what is due at it.
+  Part lease_part(RequestKind kind, const RemoteLease& lease) const;
+  void arm_renewal(core::Nanos at);
+  void renew_due();
 
   boost::asio::io_context& io_;
   StoreOptions options_;
@@ -125,6 +140,9 @@ class Store {
   bool flush_scheduled_ = false;
   std::unordered_map<std::string, Pool> pools_;
   std::unordered_map<std::string, Denial> denials_;  // by state key
+  std::unordered_map<std::string, Held> held_;       // by state key and lease id
+  boost::asio::steady_timer renew_timer_;
+  core::Nanos renew_at_ = 0;  // when renew_timer_ fires; 0: not armed
   Stats stats_;
   std::shared_ptr<bool> alive_;
   // The breaker state the server log last reported, and when: a line per change, at most one

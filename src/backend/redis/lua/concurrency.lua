@@ -1,5 +1,6 @@
 -- concurrency (core/concurrency.hpp): at most `limit` permits in flight, for the Redis backend.
--- Redis keeps each acquire as a lease that expires, so a crashed instance cannot hold permits.
+-- Redis keeps each acquire as a lease that expires, so a crashed instance cannot hold permits;
+-- a live holder renews its leases while its requests run.
 --
 -- Params: limit (the C++ field), then lease_ns, appended by the Redis codec: how long a lease
 -- lives if never released. State: the next lease id, then per live lease its id, cost and
@@ -75,6 +76,22 @@ LAZY['concurrency'] = function()
         if l.id ~= id then out[#out + 1] = l end
       end
       return { next_id = s.next_id, leases = out }
+    end,
+
+    -- Renews the lease: it now expires `lease` after `now`, as a fresh one would, so a request
+    -- that runs longer than the lease keeps its permit while its holder keeps renewing (and a
+    -- holder that died lets it go within one lease). 1 when the lease was live, 0 when it had
+    -- expired or was released already (the permit is lost: it is not taken back).
+    renew = function(p, s, now, id)
+      local leases = live(s, now)
+      local found = 0
+      for _, l in ipairs(leases) do
+        if l.id == id then
+          l.expiry = now + p.lease
+          found = 1
+        end
+      end
+      return { next_id = s.next_id, leases = leases }, found
     end,
 
     encode = function(p, s)

@@ -14,6 +14,8 @@
 --                      t  take up to `cost` permits, as many as reject mode would allow
 --                         now (leasing); one limit; granted count in `extra`
 --                      r  release the concurrency lease whose id is `cost`; one limit
+--                      w  renew the concurrency lease whose id is `cost` (it expires a whole
+--                         lease from now); one limit; `extra` 1 when it was still held
 --                      p  peek: the key's state without charging it (core/peek.hpp: cost 0
 --                         for what is left, cost 1 in reject mode for whether and when one
 --                         passes); one limit; never writes; `extra` 1 when the key is stored
@@ -153,15 +155,19 @@ while i <= n_args do
     elseif kind == 'r' and L.alg.release ~= nil then
       next_state = L.alg.release(L.p, current, now, cost)
       d = decision(true, 0, -1, 0, 0, -1)
+    elseif kind == 'w' and L.alg.renew ~= nil then
+      next_state, extra = L.alg.renew(L.p, current, now, cost)
+      d = decision(true, 0, -1, 0, 0, -1)
     else
       return redis.error_reply('ERR sluice script: request kind ' .. tostring(kind) .. ' does not apply to this algorithm')
     end
     steps[j] = { ki = ki, L = L, d = d, next_state = next_state, cod = commit_on_denial, extra = extra or 0 }
     if not d.allowed then all = false end
   end
-  -- take and release always write (a take that granted nothing leaves the state as it was).
+  -- take, release and renew always write (a take that granted nothing leaves the state as it was).
   local commit = all or (m == 1 and (steps[1].cod or kind ~= 'd'))
   if kind == 'p' or kind == 'x' then commit = false end
+  if kind == 'w' and steps[1].extra == 0 then commit = false end -- nothing held: nothing to write
   for j = 1, m do
     local st = steps[j]
     if commit then

@@ -1,0 +1,42 @@
+// The store's units of work (store.hpp): a decision's job and the parts of it (or the lone
+// takes, releases and renewals) that go into one script request; shared by the store's files.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sluice/backend/redis/store.hpp"
+
+namespace sluice::backend::redis {
+
+struct Store::Job {
+  Query query;
+  std::function<void(Answer)> done;
+  std::vector<core::Decision> each;
+  int parts_left = 0;
+  Source source = Source::kRedis;
+  std::vector<RemoteLease> leases;
+  bool seen = false;
+};
+
+// A slice of work for one script request: some of a job's items (all in one slot, one
+// max-wait), a leasing take for a pool, a release or a renewal.
+struct Store::Part {
+  std::shared_ptr<Job> job;  // null for takes, releases and renewals
+  std::vector<int> items;    // indexes into job->query.items
+  RequestKind kind = RequestKind::kDecide;
+  std::int64_t cost = 1;
+  core::Nanos max_wait = 0;
+  std::uint16_t slot = 0;
+  QueryItem target;  // takes, releases and renewals: the limit and key
+};
+
+// A concurrency permit a running request holds, renewed until its holder releases it or is gone.
+struct Store::Held {
+  RemoteLease lease;
+  std::weak_ptr<const void> holder;
+  core::Nanos due = 0;  // the next renewal
+};
+
+}  // namespace sluice::backend::redis
