@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "breaker_yaml.hpp"
 #include "internal.hpp"
 #include "readers.hpp"
 #include "section.hpp"
@@ -242,8 +243,9 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
   if (auto name = node.find("name"); name && name->is_scalar()) r.name = name->scalar();
   const std::string prefix = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
                                             : "route " + quoted(r.name) + ": ";
-  Section s(node, prefix, "", errors, origin,
-            {"name", "match", "upstream", "respond", "rules", "combine", "request_buffering"});
+  Section s(
+      node, prefix, "", errors, origin,
+      {"name", "match", "upstream", "respond", "rules", "combine", "request_buffering", "breaker"});
   s.text("name");
   if (auto m = s.section("match", {"host", "path_prefix", "path_exact", "methods"})) {
     if (auto host = m->text("host")) {
@@ -295,6 +297,7 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
   }
   if (auto c = s.choice("combine", kCombines)) r.combine = *c;
   if (auto b = s.choice("request_buffering", kRequestBuffering)) r.request_buffering = *b;
+  r.breaker = internal::read_breaker(s, node, !r.respond_status && s.has("upstream"));
   return r;
 }
 
@@ -534,7 +537,7 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
              "timeouts", "headers",        "http",       "access_log",      "write_back",
              "check",    "check_on_admin", "admin_auth", "admin_hosts",     "redis",
              "resp",     "grpc",           "rls",        "upstreams",       "routes",
-             "rules"});
+             "rules",    "stale_cache"});
   rs.listen = s.endpoint("listen");
   if (s.text_is("admin", "off")) {
     rs.admin.reset();
@@ -570,6 +573,7 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
     read_body_limits(*h, rs.bodies);
   }
   read_access_log(s, rs);
+  internal::read_stale_cache(s, rs.stale_cache);
   if (auto wb = s.flag("write_back")) rs.write_back = *wb;
   rs.redis = internal::read_redis(s);
 

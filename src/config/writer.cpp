@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "breaker_yaml.hpp"
 #include "internal.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_json.hpp"
@@ -181,6 +182,7 @@ void emit_route(YAML::Emitter& out, const Route& r) {
   emit_list(out, "rules", r.rules);
   out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
   if (!r.request_buffering) out << YAML::Key << "request_buffering" << YAML::Value << "off";
+  if (r.breaker) internal::emit_breaker(out, *r.breaker);
   out << YAML::EndMap;
 }
 
@@ -355,6 +357,7 @@ std::string yaml_before_rules(const RuleSet& rs) {
     }
     out << YAML::EndMap;
   }
+  internal::emit_stale_cache(out, rs.stale_cache);
   emit_upstreams(out, rs.upstreams);
   out << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : rs.routes) emit_route(out, r);

@@ -7,6 +7,7 @@
 #include "internal.hpp"
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
+#include "route_breaker.hpp"
 
 namespace sluice::engine::detail {
 namespace {
@@ -176,6 +177,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
     }
     snap->routes.push_back(std::move(c));
   }
+  attach_breakers(*snap, old);
   auto rls = compile_rls(snap->rules, old, now);
   if (!rls) return core::make_error(rls.error());
   snap->rls = std::move(rls).value();

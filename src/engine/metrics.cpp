@@ -4,6 +4,7 @@
 // decision service's held permits.
 #include "engine_state.hpp"
 #include "rls_tree.hpp"
+#include "route_breaker.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::engine {
@@ -105,6 +106,7 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
     const table::TableStats t = state->throttle().stats();
     sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));
     sink.add(kThrottleEvictions, {}, static_cast<double>(t.evictions));
+    detail::breaker_metrics(sink, *snap);
     sink.declare(kPermits);
     for (const auto& [rule, n] : state->leases().held()) {
       sink.add(kPermits, {{"rule", rule}}, static_cast<double>(n));

@@ -64,6 +64,11 @@ struct CompiledRule {
   core::Nanos max_wait() const { return rule.action == config::Action::kDelay ? rule.max_wait : 0; }
 };
 
+namespace detail {
+class RouteBreaker;  // route_breaker.hpp
+class StaleCache;    // stale_cache.hpp
+}  // namespace detail
+
 struct RouteRule {
   const CompiledRule* rule = nullptr;
   std::shared_ptr<RuleCounters> counters;
@@ -71,10 +76,11 @@ struct RouteRule {
 
 struct CompiledRoute {
   config::Route route;
-  const config::Upstream* upstream = nullptr;  // null when the route responds locally
-  std::vector<RouteRule> enforce;              // reject and delay rules, in route order
-  std::vector<RouteRule> dry_run;              // decided and counted, never enforced
-  bool any_in_redis = false;                   // an enforce rule is kept in Redis
+  const config::Upstream* upstream = nullptr;     // null when the route responds locally
+  std::vector<RouteRule> enforce;                 // reject and delay rules, in route order
+  std::vector<RouteRule> dry_run;                 // decided and counted, never enforced
+  bool any_in_redis = false;                      // an enforce rule is kept in Redis
+  std::shared_ptr<detail::RouteBreaker> breaker;  // `breaker:`; null without
 };
 
 namespace detail {
@@ -88,6 +94,7 @@ struct Snapshot {
   std::unordered_map<std::string_view, std::size_t> by_name;  // index in `compiled`
   std::vector<std::unique_ptr<CompiledRoute>> routes;
   std::shared_ptr<const detail::RlsDomains> rls;  // null without `rls:` domains
+  std::shared_ptr<detail::StaleCache> stale;      // null unless a route has `fallback: stale`
   std::uint64_t version = 0;
 
   const CompiledRule* rule(std::string_view name) const {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/config/breaker_config.hpp"
 #include "sluice/config/rls.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/core/rate.hpp"
@@ -58,6 +59,7 @@ struct Route {
   // `request_buffering: on|off`: the body is read (up to http.max_buffered_body) before an
   // upstream connection is taken, or streamed as it comes (uploads that must stream).
   bool request_buffering = true;
+  std::optional<BreakerConfig> breaker;  // `breaker:` (breaker_config.hpp)
   int line = 0;
 };
 
@@ -321,6 +323,7 @@ struct RuleSet {
   std::vector<Upstream> upstreams;
   std::vector<Route> routes;
   std::vector<Rule> rules;
+  StaleCacheLimits stale_cache;  // `stale_cache:`, for routes with `fallback: stale`
 
   const Rule* rule(std::string_view name) const;
   // A rule's effective storage and Redis options (its own fields over the defaults).

@@ -205,7 +205,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
         Timer hold(client_.get_executor(), ns(outcome_.delay));
         co_await hold.async_wait(kNoThrow);
       }
-      next = co_await forward(keep_alive);
+      next = co_await call_upstream(keep_alive);
       break;
     case engine::Verdict::kDeny:
       exchange_.decision = outcome_.missing_key ? "missing-key" : "reject";
@@ -264,6 +264,7 @@ void ClientSession::finish_exchange(core::Nanos now) {
   }
   bodies_ = rules.bodies;
   held_.reset();
+  breaker_ = {};  // not reported: the client left first (a probe's place goes back)
   if (exchange_.status == 0) exchange_.status = 499;  // the client left before its answer
   worker_.stats().response(exchange_.status);
   log(outcome_.client(), rules, true);
@@ -295,7 +296,8 @@ Awaitable<void> ClientSession::answer_error(int status) {
 }
 
 Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::string_view body,
-                                                            ExtraFields extra, bool keep_alive) {
+                                                            ExtraFields extra, bool keep_alive,
+                                                            bool typed) {
   RequestParser& p = *parser_;
   if (!p.is_done()) {
     // A body this answer does not need: skip a small one to keep the connection, else close.
@@ -309,7 +311,8 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
   }
   const bool head_request = p.get().method() == http::verb::head;
   head_.clear();
-  append_local_response_head(head_, status, body.size(), extra, keep_alive, p.get().version());
+  append_local_response_head(head_, status, body.size(), extra, keep_alive, p.get().version(),
+                             typed);
   if (!head_request) head_ += body;
   exchange_.status = status;
   exchange_.bytes = head_request ? 0 : body.size();

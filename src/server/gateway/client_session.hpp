@@ -25,7 +25,9 @@
 #include "request_body.hpp"
 #include "request_framing.hpp"
 #include "request_head.hpp"
+#include "sluice/engine/breaker_call.hpp"
 #include "sluice/engine/loop.hpp"
+#include "stale_copy.hpp"
 #include "upstream_pool.hpp"
 #include "watchdog.hpp"
 
@@ -82,8 +84,15 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Writes the gateway's own error answer; the connection is to close (after linger_close).
   Awaitable<void> answer_error(int status);
   Awaitable<Next> client_body_error(const boost::system::error_code& ec);
+  // `typed`: `extra` holds the Content-Type (else a text body is text/plain).
   Awaitable<Next> respond_local(int status, std::string_view body, ExtraFields extra,
-                                bool keep_alive);
+                                bool keep_alive, bool typed = false);
+  // The route's breaker (breaker_exchange.cpp): asked before forward(), which it calls unless
+  // the breaker is open; then the fallback answers. breaker_end reports how the exchange ended
+  // (and logs a change of mode); keep_stale hands a good response's copy to the stale cache.
+  Awaitable<Next> call_upstream(bool keep_alive);
+  void breaker_end(const engine::ExchangeEnd& end);
+  void keep_stale(int status, core::Nanos now);
   // What goes upstream of a request being forwarded, besides its head.
   struct UpstreamRequest {
     Framing framing = Framing::kNone;  // the client's, or Content-Length for a buffered body
@@ -163,11 +172,13 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   engine::RequestView view_;     // the request as the engine saw it (for the log's key)
   std::string_view request_id_;  // "" (access log off), the client's id or made_request_id_
   char made_request_id_[33] = {};
-  std::string log_key_;       // the access log's key column, kept to reuse its capacity
-  engine::Outcome outcome_;   // the engine's answer to the request being served
-  LimitFields limit_fields_;  // its rate-limit fields, before they are written
-  std::string fields_;        // ... and as header lines
-  HeadTarget target_;         // the request's target as forwarded (read_request_head)
+  std::string log_key_;          // the access log's key column, kept to reuse its capacity
+  engine::Outcome outcome_;      // the engine's answer to the request being served
+  engine::BreakerCall breaker_;  // its route's breaker's part in it
+  StaleCopy stale_copy_;         // the response being relayed, kept for stale answers
+  LimitFields limit_fields_;     // its rate-limit fields, before they are written
+  std::string fields_;           // ... and as header lines
+  HeadTarget target_;            // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
   BodyBuffer held_;               // the request body read ahead (read_body_ahead)

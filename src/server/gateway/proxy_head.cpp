@@ -8,8 +8,6 @@
 
 namespace sluice::server::gateway {
 
-namespace {
-
 bool is_hop_by_hop(http::field f) {
   switch (f) {
     case http::field::connection:
@@ -25,6 +23,8 @@ bool is_hop_by_hop(http::field f) {
       return false;
   }
 }
+
+namespace {
 
 // The field names a Connection header lists (besides close/keep-alive): hop-by-hop as well.
 struct ConnectionTokens {
@@ -186,9 +186,10 @@ void append_relayed_response_head(std::string& out, const http::response_header<
 }
 
 void append_local_response_head(std::string& out, int status, std::size_t body_length,
-                                ExtraFields extra, bool keep_alive, unsigned client_version) {
+                                ExtraFields extra, bool keep_alive, unsigned client_version,
+                                bool typed) {
   append_status_line(out, status, {});
-  if (body_length > 0) out += "Content-Type: text/plain; charset=utf-8\r\n";
+  if (body_length > 0 && !typed) out += "Content-Type: text/plain; charset=utf-8\r\n";
   out += "Content-Length: ";
   out += fmt::format_int(body_length).c_str();
   out += "\r\n";

@@ -32,6 +32,9 @@ using ExtraFields = std::string_view;
 // The client's address as a Forwarded (RFC 7239) node: `for=192.0.2.7`, `for="[2001:db8::1]"`.
 std::string forwarded_node(std::string_view peer);
 
+// A field each hop states for itself (Connection, Transfer-Encoding, Content-Length, ...).
+bool is_hop_by_hop(http::field f);
+
 // The request line and fields for upstream: the normalized `target` in origin form, the
 // client's fields less hop-by-hop ones and Expect (the gateway answers 100-continue itself),
 // X-Forwarded-For with `peer` appended, Forwarded with `for=` appended, then the framing.
@@ -52,9 +55,11 @@ void append_relayed_response_head(std::string& out, const http::response_header<
                                   bool keep_alive, unsigned client_version,
                                   bool drop_request_id = false);
 
-// A response the gateway makes itself: status, text body length, `extra` fields.
+// A response the gateway makes itself: status, text body length, `extra` fields (`typed`: they
+// hold its Content-Type).
 void append_local_response_head(std::string& out, int status, std::size_t body_length,
-                                ExtraFields extra, bool keep_alive, unsigned client_version);
+                                ExtraFields extra, bool keep_alive, unsigned client_version,
+                                bool typed = false);
 
 // The text body of the gateway's own answer with `status` (400, 404, 408, 413, 414, 431, 501,
 // 502, 504); "" for any other.

@@ -79,6 +79,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     if (!server) {
       server = pool.pick(up, start, tried);
       if (!server) {
+        breaker_end({0, failure == 504, failure != 504, false, worker_.clock().now() - start});
         co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
       }
       may_reuse = true;
@@ -115,6 +116,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     }
     pool.failed(up, *server, worker_.clock().now());
     failure = timed_out ? 504 : 502;
+    breaker_end({0, timed_out, !timed_out, false, worker_.clock().now() - start});
     co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
   }
   co_return co_await relay_response(up, *server, std::move(conn), *response_, attempt.got, extra,
@@ -207,6 +209,8 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
                                /*drop_request_id=*/!request_id_.empty());
   exchange_.status = status;
   bool done = rp.is_done();
+  stale_copy_.start(res, breaker_.keep_limit());
+  stale_copy_.add({body_.get(), got});
   client_watch_.expires_after(ns(timeouts_.idle));
   error_code ec =
       co_await write_piece(client_, head_, {body_.get(), got}, chunked_down, done && chunked_down);
@@ -220,6 +224,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
       break;
     }
     done = rp.is_done();
+    stale_copy_.add({body_.get(), n});
     client_watch_.expires_after(ns(timeouts_.idle));
     ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
     exchange_.bytes += n;
@@ -229,11 +234,13 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   upstream_io_ = nullptr;
   const core::Nanos end = worker_.clock().now();
   exchange_.upstream_ms = static_cast<double>(end - start) / 1e6;
+  breaker_end({status, false, upstream_broken, false, end - start});
   if (upstream_broken) {
     // Cut off mid-body: the client sees a truncated response and a closed connection.
     pool.failed(up, server, end);
     co_return Next::kClose;
   }
+  if (done) keep_stale(status, end);
   up.stats->observe(end - start);
   pool.succeeded(server);
   if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped

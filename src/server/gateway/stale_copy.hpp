@@ -1,0 +1,76 @@
+// The copy of a good response the gateway takes while relaying it, for an open breaker's stale
+// answers: its end-to-end fields and its body, given up as soon as it exceeds the cache's entry.
+#pragma once
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/message.hpp>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "proxy_head.hpp"
+
+namespace sluice::server::gateway {
+
+class StaleCopy {
+ public:
+  // Starts a copy of the response `res` when it may be kept: `limit` > 0 (the request is a GET
+  // on a route that answers stale), a 2xx, and nothing in it that is one client's alone or
+  // asks not to be stored (Set-Cookie, Cache-Control: no-store or private: nginx's rules).
+  template <class Fields>
+  void start(const boost::beast::http::response_header<Fields>& res, std::size_t limit) {
+    namespace http = boost::beast::http;
+    on_ = false;
+    headers_.clear();
+    body_.clear();
+    limit_ = limit;
+    if (limit == 0 || res.result_int() / 100 != 2) return;
+    for (const auto& f : res) {
+      const http::field name = f.name();
+      if (name == http::field::set_cookie) return;
+      if (name == http::field::cache_control && private_or_no_store(f.value())) return;
+      if (dropped(name)) continue;
+      headers_ += f.name_string();
+      headers_ += ": ";
+      headers_ += f.value();
+      headers_ += "\r\n";
+    }
+    on_ = headers_.size() <= limit_;
+  }
+
+  bool on() const { return on_; }
+  void add(std::string_view piece) {
+    if (!on_) return;
+    if (headers_.size() + body_.size() + piece.size() > limit_) {
+      on_ = false;
+      body_.clear();
+      return;
+    }
+    body_ += piece;
+  }
+  std::string take_headers() { return std::move(headers_); }
+  std::string take_body() { return std::move(body_); }
+  void stop() { on_ = false; }
+
+ private:
+  static bool private_or_no_store(std::string_view v) {
+    for (std::string_view word : {"no-store", "private"}) {
+      for (std::size_t at = 0; at + word.size() <= v.size(); ++at) {
+        if (boost::beast::iequals(v.substr(at, word.size()), word)) return true;
+      }
+    }
+    return false;
+  }
+  // Each hop's own fields, and Age: the stale answer writes its own.
+  static bool dropped(boost::beast::http::field f) {
+    return is_hop_by_hop(f) || f == boost::beast::http::field::age;
+  }
+
+  bool on_ = false;
+  std::size_t limit_ = 0;
+  std::string headers_;
+  std::string body_;
+};
+
+}  // namespace sluice::server::gateway
