@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/config/adaptive_concurrency.hpp"
 #include "sluice/config/rls.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/core/rate.hpp"
@@ -58,6 +59,8 @@ struct Route {
   // `request_buffering: on|off`: the body is read (up to http.max_buffered_body) before an
   // upstream connection is taken, or streamed as it comes (uploads that must stream).
   bool request_buffering = true;
+  // A concurrency limit found from the upstream's latency (docs/overload.md).
+  std::optional<AdaptiveConcurrency> adaptive;
   int line = 0;
 };
 
