@@ -167,7 +167,7 @@ help:
 	@echo "make bench         core and table benchmarks beside their peers"
 	@echo "make bench-gateway bench-decision bench-check bench-redis: the server benchmarks"
 	@echo "make bench-overload goodput at 0.5x-3x an upstream's capacity: none, nginx, HAProxy,"
-	@echo "                   sluice (OVERLOAD_STEP_SECONDS=30 OVERLOAD_WORKERS=16 OVERLOAD_SERVICE_MS=10)"
+	@echo "                   sluice static and adaptive (OVERLOAD_STEP_SECONDS=30 OVERLOAD_WORKERS=16 OVERLOAD_SERVICE_MS=10)"
 	@echo "make bench-compare BEFORE=DIR: core and table benchmarks, before and after, in one run"
 	@echo "                   (bench-gateway takes SLUICE_BASELINE=OLD_SLUICE for the same)"
 	@echo "make bench-instructions  instructions per gateway request beside nginx (callgrind;"

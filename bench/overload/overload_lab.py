@@ -145,11 +145,30 @@ rules:
 """
 
 
+SLUICE_ADAPTIVE_CONF = """\
+# sluice serve in front of the upstream with no capacity configured: an adaptive concurrency
+# limit on the route finds it from latency, refusing with 503 (after max_wait in its queue).
+listen: 127.0.0.1:{port}
+admin: 127.0.0.1:{admin}
+workers: 1
+trusted_proxies: [127.0.0.1]
+upstreams:
+  app: {{servers: [127.0.0.1:{upstream}]}}
+routes:
+  - name: all
+    match: {{path_prefix: /}}
+    upstream: app
+    adaptive_concurrency:
+      algorithm: {algorithm}
+{extra}"""
+
+
 class Proxy:
     """One limiter in front of the upstream: kind is nginx, haproxy or sluice."""
 
-    def __init__(self, kind, workdir, upstream_port, limit, sluice_bin=None, queue_ms=100):
-        self.kind, self.port = kind, free_port()
+    def __init__(self, kind, workdir, upstream_port, limit, sluice_bin=None, queue_ms=100,
+                 algorithm="envoy-gradient", max_wait_ms=0, priority_header=None):
+        self.kind, self.port, self.admin = kind, free_port(), free_port()
         os.makedirs(workdir, exist_ok=True)
         conf = os.path.join(workdir, f"{kind}.conf")
         if kind == "nginx":
@@ -163,7 +182,15 @@ class Proxy:
             cmd = ["haproxy", "-db", "-f", conf]
         elif kind == "sluice":
             text = SLUICE_CONF.format(upstream=upstream_port, port=self.port, limit=limit,
-                                      admin=free_port())
+                                      admin=self.admin)
+            cmd = [sluice_bin, "serve", "--config", conf]
+        elif kind == "sluice-adaptive":  # `limit` unused: nobody tells it the capacity
+            extra = f"      max_wait: {max_wait_ms}ms\n" if max_wait_ms else ""
+            if priority_header:
+                extra += f"      priority: header:{priority_header}\n"
+            text = SLUICE_ADAPTIVE_CONF.format(upstream=upstream_port, port=self.port,
+                                               admin=self.admin, algorithm=algorithm,
+                                               extra=extra)
             cmd = [sluice_bin, "serve", "--config", conf]
         else:
             raise ValueError(f"unknown proxy kind {kind}")
@@ -172,6 +199,14 @@ class Proxy:
         self.log = open(os.path.join(workdir, f"{kind}.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         wait_for_port(self.port, self.proc, kind)
+
+    def metric(self, name):
+        """A sluice's series `name` (its first sample) from /metrics; None when absent."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin}/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.split(" ")[0] == name or line.startswith(name + "{"):
+                    return float(line.rsplit(" ", 1)[1])
+        return None
 
     def stop(self):
         stop(self.proc)

@@ -7,6 +7,8 @@ collapsing_upstream: C workers, S ms each, an unbounded queue) under open-loop l
   nginx    nginx 1.22, limit_conn at C, refusing with 503
   haproxy  HAProxy 2.6, maxconn C on the server, timeout queue (T / 2 by default), then 503
   sluice   sluice serve, a static concurrency:limit=C rule keyed by const, refusing with 503
+  sluice-adaptive  sluice serve with adaptive_concurrency (envoy-gradient, its defaults) on the
+           route and no capacity configured, refusing with 503
 
 Each target gets a fresh upstream. Goodput is 2xx answered within T per second, averaged over
 each step's seconds after its first; p99 is the median of those seconds' p99 of 2xx answers.
@@ -25,7 +27,8 @@ import overload_lab as lab  # noqa: E402
 
 MULTIPLES = (0.5, 1, 2, 3)
 NAMES = {"direct": "upstream, no limiter", "nginx": "nginx limit_conn C (503)",
-         "haproxy": "HAProxy maxconn C + timeout queue", "sluice": "sluice concurrency:limit=C"}
+         "haproxy": "HAProxy maxconn C + timeout queue", "sluice": "sluice concurrency:limit=C",
+         "sluice-adaptive": "sluice adaptive_concurrency (envoy-gradient), no C"}
 
 
 def main():
@@ -37,7 +40,7 @@ def main():
     ap.add_argument("--step-seconds", type=float, default=30)
     ap.add_argument("--deadline-ms", type=int, default=200)
     ap.add_argument("--queue-ms", type=int, default=None, help="HAProxy timeout queue (T / 2)")
-    ap.add_argument("--targets", default="direct,nginx,haproxy,sluice")
+    ap.add_argument("--targets", default="direct,nginx,haproxy,sluice,sluice-adaptive")
     ap.add_argument("--out", default=None, help="where the CSVs go (default: a temp dir)")
     args = ap.parse_args()
 

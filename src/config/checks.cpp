@@ -118,6 +118,16 @@ void check_route(const Route& r, std::size_t index, const RuleSet& rs, const Rul
          "applies to a route that proxies (upstream); this one answers itself and reads no "
          "body: remove it");
   }
+  if (respond && o.written("adaptive_concurrency")) {
+    fail("adaptive_concurrency",
+         "limits what a route sends its upstream; this one answers itself: remove it");
+  }
+  if (r.adaptive && !r.adaptive->priority_header.empty() && rs.trusted_proxies.empty()) {
+    fail("adaptive_concurrency.priority",
+         "header:" + r.adaptive->priority_header +
+             " is read only from trusted_proxies, and none is set: add the proxies that set it "
+             "to trusted_proxies, or give the route a tier (priority: 0 to 9)");
+  }
   if (r.respond_status && o.ok("respond.status") &&
       (*r.respond_status < 200 || *r.respond_status > 599)) {
     fail("respond.status",

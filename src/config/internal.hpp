@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -39,6 +40,11 @@ inline constexpr Named<AccessLogFormat> kAccessLogFormats[] = {{"text", AccessLo
                                                                {"json", AccessLogFormat::kJson}};
 inline constexpr Named<Combine> kCombines[] = {{"all", Combine::kAll}, {"first", Combine::kFirst}};
 // A route's request_buffering, spelt as nginx's proxy_request_buffering.
+inline constexpr Named<AdaptiveAlgorithm> kAdaptiveAlgorithms[] = {
+    {"envoy-gradient", AdaptiveAlgorithm::kEnvoyGradient},
+    {"vegas", AdaptiveAlgorithm::kVegas},
+    {"gradient2", AdaptiveAlgorithm::kGradient2},
+    {"aimd", AdaptiveAlgorithm::kAimd}};
 inline constexpr Named<bool> kRequestBuffering[] = {{"on", true}, {"off", false}};
 inline constexpr Named<Storage> kStorages[] = {{"local", Storage::kLocal},
                                                {"redis", Storage::kRedis}};
@@ -62,6 +68,15 @@ std::string_view name_of(const Named<E> (&table)[N], E value) {
 // Input echoed in a message: bytes that are not UTF-8, and control characters, shown as \xHH so
 // the message (on stderr, in a JSON reply) is valid text that still says what was written.
 inline std::string quoted(std::string_view s) { return "'" + core::printable(s) + "'"; }
+
+inline bool is_tchar(char c) {  // RFC 9110 token characters: header and cookie names, methods
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+inline bool is_token(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
 
 // An IP address in `family`'s text form into `out` (16 bytes: room for IPv6).
 template <std::size_t N>

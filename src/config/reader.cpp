@@ -27,6 +27,7 @@ using internal::describe;
 using internal::Entry;
 using internal::Errors;
 using internal::host_problem;
+using internal::is_token;
 using internal::Item;
 using internal::join;
 using internal::kAccessLogFormats;
@@ -74,15 +75,6 @@ constexpr KeyKind kKeyKinds[] = {
 
 std::string usage_of(const KeyKind& k) {
   return std::string(k.name) + (k.argument.empty() ? "" : ":" + std::string(k.argument));
-}
-
-bool is_tchar(char c) {  // RFC 9110 token characters: header and cookie names, methods
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
 }
 
 // "24" -> 24 within [0, max]; nullopt for anything else (signs, spaces, leading zeros).
@@ -243,9 +235,9 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
   if (auto name = node.find("name"); name && name->is_scalar()) r.name = name->scalar();
   const std::string prefix = r.name.empty() ? "route #" + std::to_string(index + 1) + ": "
                                             : "route " + quoted(r.name) + ": ";
-  Section s(
-      node, prefix, "", errors, origin,
-      {"name", "match", "upstream", "respond", "rules", "combine", "request_buffering", "breaker"});
+  Section s(node, prefix, "", errors, origin,
+            {"name", "match", "upstream", "respond", "rules", "combine", "request_buffering",
+             "breaker", "adaptive_concurrency"});
   s.text("name");
   if (auto m = s.section("match", {"host", "path_prefix", "path_exact", "methods"})) {
     if (auto host = m->text("host")) {
@@ -298,6 +290,7 @@ Route read_route(const yaml::Node& node, std::size_t index, Errors& errors, Orig
   if (auto c = s.choice("combine", kCombines)) r.combine = *c;
   if (auto b = s.choice("request_buffering", kRequestBuffering)) r.request_buffering = *b;
   r.breaker = internal::read_breaker(s, node, !r.respond_status && s.has("upstream"));
+  r.adaptive = read_adaptive_concurrency(s);
   return r;
 }
 

@@ -28,6 +28,9 @@ std::optional<std::string> read_secret(Section& s, std::string_view file_field,
 // An environment variable's name as a shell writes it (letters, digits, '_').
 core::Expected<std::string> parse_env_name(const std::string& t);
 
+// A route's `adaptive_concurrency:` block (adaptive_reader.cpp); nullopt when it has none.
+std::optional<AdaptiveConcurrency> read_adaptive_concurrency(Section& route);
+
 // The `rls:` section: settings, the files it names, its own domains.
 std::optional<RlsSettings> read_rls(Section& top, Errors& errors);
 

@@ -158,6 +158,30 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::EndMap;
 }
 
+void emit_adaptive(YAML::Emitter& out, const AdaptiveConcurrency& a) {
+  out << YAML::Key << "adaptive_concurrency" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "algorithm" << YAML::Value
+      << std::string(name_of(internal::kAdaptiveAlgorithms, a.algorithm));
+  for (auto [field, value] :
+       {std::pair{"min_limit", &a.min_limit}, std::pair{"max_limit", &a.max_limit},
+        std::pair{"initial", &a.initial}}) {
+    if (*value) out << YAML::Key << field << YAML::Value << **value;
+  }
+  if (a.max_wait > 0)
+    out << YAML::Key << "max_wait" << YAML::Value << core::format_duration(a.max_wait);
+  out << YAML::Key << "max_queue" << YAML::Value << a.max_queue;
+  out << YAML::Key << "status" << YAML::Value << a.status;
+  out << YAML::Key << "body" << YAML::Value << YAML::DoubleQuoted << a.body;
+  out << YAML::Key << "priority" << YAML::Value
+      << (a.priority_header.empty() ? std::to_string(a.priority) : "header:" + a.priority_header);
+  if (!a.bypass.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : a.bypass) texts.push_back(c.text);
+    emit_list(out, "bypass", texts);
+  }
+  out << YAML::EndMap;
+}
+
 void emit_route(YAML::Emitter& out, const Route& r) {
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name;
   const RouteMatch& m = r.match;
@@ -183,6 +207,7 @@ void emit_route(YAML::Emitter& out, const Route& r) {
   out << YAML::Key << "combine" << YAML::Value << std::string(name_of(kCombines, r.combine));
   if (!r.request_buffering) out << YAML::Key << "request_buffering" << YAML::Value << "off";
   if (r.breaker) internal::emit_breaker(out, *r.breaker);
+  if (r.adaptive) emit_adaptive(out, *r.adaptive);
   out << YAML::EndMap;
 }
 

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "adaptive_gate.hpp"
 #include "internal.hpp"
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
@@ -26,6 +27,20 @@ OldRoutes old_routes(const Snapshot* old) {
   if (old == nullptr) return out;
   for (const auto& r : old->routes) out.emplace(r->route.name, r.get());
   return out;
+}
+
+// The route's adaptive limit: the old one while its block is as it was (its limit, what it
+// has learned and the permits it handed out carry over), else a new one.
+core::Expected<std::shared_ptr<AdaptiveGate>> adaptive_gate(const OldRoutes& old,
+                                                            const config::Route& route,
+                                                            core::Nanos now) {
+  if (auto it = old.find(route.name);
+      it != old.end() && it->second->gate && it->second->gate->config() == *route.adaptive) {
+    return it->second->gate;
+  }
+  auto limit = make_adaptive_limit(*route.adaptive, now, std::hash<std::string>{}(route.name));
+  if (!limit) return core::make_error("adaptive_concurrency: " + limit.error());
+  return std::make_shared<AdaptiveGate>(*route.adaptive, std::move(limit).value());
 }
 
 std::shared_ptr<RuleCounters> route_counters(const OldRoutes& old, std::string_view route,
@@ -174,6 +189,11 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
         c->any_in_redis = c->any_in_redis || rule->limit.in_redis();
         c->enforce.push_back(std::move(rr));
       }
+    }
+    if (route.adaptive) {
+      auto gate = adaptive_gate(routes_before, route, now);
+      if (!gate) return core::make_error("route '" + route.name + "': " + gate.error());
+      c->gate = std::move(gate).value();
     }
     snap->routes.push_back(std::move(c));
   }

@@ -118,6 +118,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     return Progress::kDone;
   }
   OutcomeAccess::route(out) = route;
+  if (route->gate) classify_adaptive(*route, r, snap.rules.trusted_proxies, out);
   const std::size_t n = route->enforce.size();
   absl::InlinedVector<RuleKey, kInlineLimits> keys(n);
   if (!enforce_keys(*route, r, out, keys)) return Progress::kDone;
@@ -176,11 +177,11 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
-  conclude_http(out);
+  conclude_http(out, now);
   return Progress::kDone;
 }
 
-void conclude_http(Outcome& out) {
+void conclude_http(Outcome& out, core::Nanos now) {
   const bool allowed = out.total.allowed;
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     const Applied& a = out.applied[k];
@@ -217,6 +218,7 @@ void conclude_http(Outcome& out) {
     out.status = *route.route.respond_status;
     out.body = route.route.respond_body;
   }
+  admit_adaptive(out, now);
 }
 
 }  // namespace sluice::engine::detail

@@ -78,7 +78,7 @@ struct Kinds {
                       Outcome& out) {
     return start_key(s, as<KeyAsk>(a), now, out);
   }
-  static void http_done(EngineState&, Outcome& out, core::Nanos) { conclude_http(out); }
+  static void http_done(EngineState&, Outcome& out, core::Nanos now) { conclude_http(out, now); }
   static void check_done(EngineState& e, Outcome& out, core::Nanos now) {
     conclude_check(out, now, e.leases_);
   }

@@ -64,6 +64,7 @@ struct OutcomeAccess {
   static const CompiledRoute*& route(Outcome& o) { return o.route_; }
   static CanonicalAddress& client(Outcome& o) { return o.client_; }
   static std::unique_ptr<Remote, RemoteDeleter>& remote(Outcome& o) { return o.remote_; }
+  static AdaptiveHold& adaptive(Outcome& o) { return o.adaptive_; }
   static local::Leases& leases(Outcome& o) {
     return *std::launder(reinterpret_cast<local::Leases*>(o.permits_.storage_));
   }
@@ -123,7 +124,20 @@ class LeaseBook;
 // The deciders: each fills `out` (already reset, snapshot set) and says whether Redis is
 // still to be asked; the conclusions run then, or after Redis has answered.
 Progress start_http(const RequestView& r, core::Nanos now, Outcome& out);
-void conclude_http(Outcome& out);
+void conclude_http(Outcome& out, core::Nanos now);
+
+// A route's adaptive limit (decide_adaptive.cpp). Before the rules: the request's tier, and
+// whether it is limited at all (health checks, the bypass list are not). After them, on an
+// allowed request: a permit, a place in the queue (out.queued), or the route's refusal.
+void classify_adaptive(const CompiledRoute& route, const RequestView& r,
+                       std::span<const config::Cidr> trusted, Outcome& out);
+void admit_adaptive(Outcome& out, core::Nanos now);
+// A queued request: `wake` runs (on any thread) once the limit hands it a permit.
+void wake_on_grant(Outcome& out, std::function<void()> wake);
+// After the wait for a place in the queue: the permit, or the route's refusal.
+void claim_adaptive(Outcome& out);
+// The permit back (or the place in the queue given up), with what the upstream did.
+void release_adaptive(Outcome& out, UpstreamResult result, core::Nanos now);
 
 // One key against one limit (a rule's, or an inline one with no rule and no counters).
 Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCounters* counters,

@@ -144,6 +144,30 @@ void Loop::release(Outcome& out) {
   remote->holder.reset();
 }
 
+void Loop::release(Outcome& out, UpstreamResult result, core::Nanos now) {
+  detail::release_adaptive(out, result, now);
+  release(out);
+}
+
+void Loop::await_permit(Outcome& out, std::function<void()> done) {
+  struct Wait {
+    explicit Wait(boost::asio::io_context& io) : timer(io) {}
+    boost::asio::steady_timer timer;
+  };
+  auto wait = std::make_shared<Wait>(io_);
+  wait->timer.expires_after(std::chrono::nanoseconds(out.queued));
+  wait->timer.async_wait([wait, &out, done = std::move(done)](const boost::system::error_code&) {
+    detail::claim_adaptive(out);
+    done();
+  });
+  // Handed a permit on whichever loop released one: the wait ends on this loop.
+  detail::wake_on_grant(out, [io = &io_, weak = std::weak_ptr<Wait>(wait)] {
+    boost::asio::post(*io, [weak] {
+      if (auto w = weak.lock()) w->timer.cancel();
+    });
+  });
+}
+
 bool Loop::release_lease(std::string_view token) {
   detail::RemoteLeaseToken t;
   if (!detail::parse_remote_lease_token(token, t)) return engine_.release_lease(token);

@@ -2,6 +2,9 @@
 // and outcome (one family: the gateway's by route, the check API's and SLUICE.CHECK's by rule,
 // CL.THROTTLE's, the RLS limits'), each local table's occupancy, CL.THROTTLE's table, the
 // decision service's held permits.
+#include <string>
+
+#include "adaptive_gate.hpp"
 #include "engine_state.hpp"
 #include "rls_tree.hpp"
 #include "route_breaker.hpp"
@@ -44,6 +47,45 @@ constexpr Family kThrottleEvictions{"sluice_resp_throttle_evictions_total", Kind
 constexpr Family kPermits{"sluice_permits_held", Kind::kGauge,
                           "Concurrency permits the decision service holds for callers, by rule "
                           "(or inline limit)."};
+
+// A route's adaptive limit, one row per figure.
+struct AdaptiveFigure {
+  Family family;
+  double (*get)(const detail::AdaptiveGate::Gauges&);
+};
+constexpr AdaptiveFigure kAdaptiveFigures[] = {
+    {{"sluice_adaptive_limit", Kind::kGauge, "The route's adaptive concurrency limit now."},
+     [](const detail::AdaptiveGate::Gauges& g) { return static_cast<double>(g.limit); }},
+    {{"sluice_adaptive_in_flight", Kind::kGauge,
+      "Requests holding a permit of the route's adaptive limit."},
+     [](const detail::AdaptiveGate::Gauges& g) { return static_cast<double>(g.in_flight); }},
+    {{"sluice_adaptive_queued", Kind::kGauge,
+      "Requests waiting for a permit of the route's adaptive limit."},
+     [](const detail::AdaptiveGate::Gauges& g) { return static_cast<double>(g.queued); }},
+    {{"sluice_adaptive_min_rtt_seconds", Kind::kGauge,
+      "The lowest upstream round trip the route's adaptive limit sampled in the last 10 to 20 "
+      "s."},
+     [](const detail::AdaptiveGate::Gauges& g) { return static_cast<double>(g.min_rtt) / 1e9; }},
+};
+constexpr Family kShed{"sluice_adaptive_shed_total", Kind::kCounter,
+                       "Requests the route's adaptive limit refused, by tier."};
+
+void adaptive_series(metrics::Sink& sink, const Snapshot& snap) {
+  for (const AdaptiveFigure& f : kAdaptiveFigures) sink.declare(f.family);
+  sink.declare(kShed);
+  for (const auto& r : snap.routes) {
+    if (!r->gate) continue;
+    const auto g = r->gate->gauges();
+    for (const AdaptiveFigure& f : kAdaptiveFigures) {
+      sink.add(f.family, {{"route", r->route.name}}, f.get(g));
+    }
+    for (std::size_t tier = 0; tier < g.shed.size(); ++tier) {
+      if (g.shed[tier] == 0) continue;  // a tier appears with its first refusal
+      sink.add(kShed, {{"route", r->route.name}, {"tier", std::to_string(tier)}},
+               static_cast<double>(g.shed[tier]));
+    }
+  }
+}
 
 // `route` empty: a frontend without routes (no route label).
 void outcomes(metrics::Sink& sink, std::string_view frontend, std::string_view route,
@@ -107,6 +149,7 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
     sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));
     sink.add(kThrottleEvictions, {}, static_cast<double>(t.evictions));
     detail::breaker_metrics(sink, *snap);
+    adaptive_series(sink, *snap);
     sink.declare(kPermits);
     for (const auto& [rule, n] : state->leases().held()) {
       sink.add(kPermits, {{"rule", rule}}, static_cast<double>(n));

@@ -69,9 +69,11 @@ std::string_view error_field(ErrorKind kind) {
   return {};
 }
 
-Outcome::~Outcome() = default;
+Outcome::~Outcome() { detail::release_adaptive(*this, UpstreamResult::kNone, 0); }
 
 void Outcome::reset() {
+  detail::release_adaptive(*this, UpstreamResult::kNone, 0);
+  queued = 0;
   verdict = Verdict::kAllow;
   total = core::Decision{true, 0, -1, 0, 0, -1};
   delay = 0;

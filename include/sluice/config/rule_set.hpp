@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/config/adaptive_concurrency.hpp"
 #include "sluice/config/breaker_config.hpp"
 #include "sluice/config/rls.hpp"
 #include "sluice/core/expected.hpp"
@@ -60,6 +61,8 @@ struct Route {
   // upstream connection is taken, or streamed as it comes (uploads that must stream).
   bool request_buffering = true;
   std::optional<BreakerConfig> breaker;  // `breaker:` (breaker_config.hpp)
+  // A concurrency limit found from the upstream's latency (docs/overload.md).
+  std::optional<AdaptiveConcurrency> adaptive;
   int line = 0;
 };
 

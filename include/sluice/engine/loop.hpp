@@ -57,9 +57,24 @@ class Loop {
         token);
   }
 
+  // kAllow with out.queued > 0 (a route's adaptive limit is reached): waits, on a timer of
+  // this loop, for the limit to hand the request a permit, at most out.queued; then `out` is
+  // kAllow holding the permit, or kDeny with the route's refusal. Signature void().
+  template <class Token>
+  auto async_permit(Outcome& out, Token&& token) {
+    return boost::asio::async_initiate<Token, void()>(
+        [this, &out](auto handler) {
+          await_permit(out, support::shared_handler(std::move(handler)));
+        },
+        token);
+  }
+
   // The request is done: permits held in Redis go back (local ones with out.reset()). Until
   // then the loop's store renews them, every third of their rule's permit_ttl.
   void release(Outcome& out);
+  // The same, and the route's adaptive limit learns what its upstream did: `result`, and
+  // `now`, when it ended (the loop's clock, as the decision's `now`).
+  void release(Outcome& out, UpstreamResult result, core::Nanos now);
   // Gives back a permit handed out by the decision service, wherever it is held.
   bool release_lease(std::string_view token);
 
@@ -73,6 +88,7 @@ class Loop {
   // The Redis permits a completed outcome holds for its request: renewed until release().
   void hold_leases(Outcome& out);
   void complete(Outcome& out, std::function<void()> done);
+  void await_permit(Outcome& out, std::function<void()> done);
   const std::shared_ptr<const Snapshot>& snapshot();
   // The snapshot's `redis:` into the store: made, or reconfigured when its settings changed.
   void follow_redis_settings();

@@ -33,7 +33,22 @@ struct RemoteDeleter {
   void operator()(Remote* r) const;
 };
 struct OutcomeAccess;  // the engine's way in (internal.hpp)
+class AdaptiveGate;    // a route's adaptive concurrency limit (adaptive_gate.hpp)
+// What a request holds of its route's adaptive limit: a permit (when it was handed out, with
+// how many in flight) or its place in the queue; and its tier.
+struct AdaptiveHold {
+  std::shared_ptr<AdaptiveGate> gate;
+  core::Nanos start = 0;
+  std::int64_t in_flight = 0;
+  std::uint64_t ticket = 0;  // > 0: queued
+  int tier = 0;
+  bool held = false;  // a permit to give back
+};
 }  // namespace detail
+
+// What a forwarded request told of its upstream, for the route's adaptive limit: it answered
+// (a latency sample), it failed (5xx, timeout: a loss), or nothing (not forwarded, client gone).
+enum class UpstreamResult { kAnswered, kFailed, kNone };
 
 // What a frontend may know of a limit that took part in a decision.
 struct LimitView {
@@ -142,6 +157,10 @@ class Outcome {
   std::string lease_token;
   core::Nanos lease_ttl = 0;
 
+  // kAllow on a route with adaptive_concurrency whose limit is reached: wait up to this long
+  // for a permit (Loop::async_permit) before forwarding; 0: nothing to wait for.
+  core::Nanos queued = 0;
+
   std::string_view client() const { return client_.text(); }
   bool dry_run_denied() const;  // a dry-run rule would have refused this request
 
@@ -169,6 +188,7 @@ class Outcome {
   HeldPermits permits_;  // concurrency permits held until the response is done
   CanonicalAddress client_;
   std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote_;
+  detail::AdaptiveHold adaptive_;  // given back by Loop::release or reset()
 };
 
 }  // namespace sluice::engine

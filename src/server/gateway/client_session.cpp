@@ -88,8 +88,14 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
                         client_.close(ignored);
                       }
                     }),
-      upstream_watch_(client_.get_executor(), worker_.clock(), [this] {
-        upstream_timed_out_ = true;
+      upstream_watch_(client_.get_executor(), worker_.clock(),
+                      [this] {
+                        upstream_timed_out_ = true;
+                        error_code ignored;
+                        if (upstream_io_ != nullptr) upstream_io_->close(ignored);
+                      }),
+      abort_watch_(client_, [this] {
+        client_aborted_ = true;
         error_code ignored;
         if (upstream_io_ != nullptr) upstream_io_->close(ignored);
       }) {
@@ -119,6 +125,7 @@ void ClientSession::close_if_idle() {
 Awaitable<void> ClientSession::run() {
   client_watch_.set_owner(weak_from_this());
   upstream_watch_.set_owner(weak_from_this());
+  abort_watch_.set_owner(weak_from_this());
   try {
     while (co_await serve_one() == Next::kKeepAlive && !worker_.draining()) {
     }
@@ -128,6 +135,7 @@ Awaitable<void> ClientSession::run() {
   }
   client_watch_.stop();
   upstream_watch_.stop();
+  abort_watch_.stop();
   error_code ignored;
   client_.shutdown(Socket::shutdown_both, ignored);
   client_.close(ignored);
@@ -187,6 +195,10 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
     // Rules kept in Redis: the loop's store batches this with its other requests; whatever
     // Redis does, the answer comes within the store's timeout (failure policy after that).
     co_await loop.async_complete(outcome_, boost::asio::use_awaitable_t<Executor>{});
+  }
+  if (outcome_.verdict == engine::Verdict::kAllow && outcome_.queued > 0) {
+    // The route's adaptive limit is reached: in its queue, on a timer; then a permit or 503.
+    co_await loop.async_permit(outcome_, boost::asio::use_awaitable_t<Executor>{});
   }
   write_limit_fields();
   const bool keep_alive = p.keep_alive() && !worker_.draining();
@@ -269,7 +281,8 @@ void ClientSession::finish_exchange(core::Nanos now) {
   worker_.stats().response(exchange_.status);
   log(outcome_.client(), rules, true);
   // The outcome's permits (and its rules) are held until here: the response is written.
-  worker_.loop().release(outcome_);
+  worker_.loop().release(outcome_, exchange_.upstream,
+                         exchange_.upstream_end > 0 ? exchange_.upstream_end : now);
   outcome_.reset();
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "body_buffer.hpp"
+#include "client_abort_watch.hpp"
 #include "common/limit_fields.hpp"
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
@@ -67,7 +68,16 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     std::uint64_t bytes = 0;
     double upstream_ms = -1;
     std::string_view decision;
+    // What the upstream did, and when (the loop's clock), for the route's adaptive limit.
+    engine::UpstreamResult upstream = engine::UpstreamResult::kNone;
+    core::Nanos upstream_end = 0;
   };
+  // The upstream answered `status` (or failed with it, 502/504 made here) at `now`.
+  void note_upstream(int status, core::Nanos now) {
+    exchange_.upstream =
+        status >= 500 ? engine::UpstreamResult::kFailed : engine::UpstreamResult::kAnswered;
+    exchange_.upstream_end = now;
+  }
 
   // Reads one request, asks the engine, acts on the outcome and logs the exchange.
   Awaitable<Next> serve_one();
@@ -112,6 +122,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Picks a server (another after a failure that sent nothing the client saw), sends the
   // request and relays the response (upstream_exchange.cpp).
   Awaitable<Next> forward(bool keep_alive);
+  // The client left while its request waited on the upstream: the upstream connection is
+  // dropped, the abort counted, and the session ends (499 in the access log).
+  Next abandon(std::unique_ptr<UpstreamConnection> conn);
   Awaitable<Attempt> send_request(UpstreamConnection& conn, const ServerState& server,
                                   const UpstreamRequest& request);
   // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece
@@ -187,10 +200,15 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool body_timed_out_ = false;  // ...and it fired
   Watchdog client_watch_;
   Watchdog upstream_watch_;
-  Socket* upstream_io_ = nullptr;  // what upstream_watch_ closes
+  Socket* upstream_io_ = nullptr;  // what upstream_watch_ and abort_watch_ close
   bool upstream_timed_out_ = false;
-  bool idle_ = false;    // waiting for a request with nothing of it read
-  bool first_ = true;    // no request served yet: the header timeout, not the idle one
+  // Watches the client while its request waits for the upstream's answer: a client that leaves
+  // then closes the upstream connection (client_aborted_).
+  ClientAbortWatch abort_watch_;
+  bool client_aborted_ = false;
+  core::Nanos upstream_start_ = 0;  // when forward() began to look for a server
+  bool idle_ = false;               // waiting for a request with nothing of it read
+  bool first_ = true;               // no request served yet: the header timeout, not the idle one
   bool linger_ = false;  // closing with unread input: read it away first (see linger_close)
   config::Timeouts timeouts_;
   config::BodyLimits bodies_;

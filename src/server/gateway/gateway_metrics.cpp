@@ -32,6 +32,9 @@ constexpr Family kOpen{"sluice_gateway_open_connections", Kind::kGauge,
                        "Client connections open on the gateway."};
 constexpr Family kResponses{"sluice_gateway_responses_total", Kind::kCounter,
                             "Responses the gateway sent, by status class."};
+constexpr Family kAborts{"sluice_gateway_client_aborts_total", Kind::kCounter,
+                         "Requests whose client left while they waited on an upstream; the "
+                         "upstream connection was closed."};
 constexpr Family kLatency{"sluice_upstream_latency_seconds", Kind::kHistogram,
                           "Time from sending a request upstream to the end of its response."};
 constexpr Family kFailures{"sluice_upstream_failures_total", Kind::kCounter,
@@ -46,6 +49,7 @@ void collect_gateway_metrics(metrics::Sink& sink, const LoopStats& l) {
   for (std::size_t i = 0; i < l.responses.size(); ++i) {
     sink.add(kResponses, {{"code", kClasses[i]}}, static_cast<double>(l.responses[i].get()));
   }
+  sink.add(kAborts, {}, static_cast<double>(l.client_aborts.get()));
   sink.declare(kLatency);
   l.for_each_upstream([&](const std::string& name, const UpstreamStats& u) {
     std::uint64_t cumulative = 0;

@@ -49,6 +49,7 @@ class LoopStats {
  public:
   Counter open_connections;          // added to and subtracted from (wraps back through zero)
   std::array<Counter, 6> responses;  // by status / 100; [0] anything outside 1xx..5xx
+  Counter client_aborts;             // clients gone while their request waited on an upstream
 
   void response(int status) { responses[status >= 100 && status < 600 ? status / 100 : 0].add(); }
 
@@ -69,7 +70,7 @@ class LoopStats {
 
 // One loop's samples (the registry sums the loops): sluice_gateway_open_connections,
 // sluice_gateway_responses_total{code="2xx"}, sluice_upstream_latency_seconds{upstream=...},
-// sluice_upstream_failures_total{upstream=...}.
+// sluice_upstream_failures_total{upstream=...}, sluice_gateway_client_aborts_total.
 void collect_gateway_metrics(metrics::Sink& sink, const LoopStats& loop);
 
 }  // namespace sluice::server::gateway

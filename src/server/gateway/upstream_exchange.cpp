@@ -68,6 +68,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   }
 
   const core::Nanos start = worker_.clock().now();
+  upstream_start_ = start;
   std::uint64_t tried = 0;
   std::shared_ptr<ServerState> server;
   std::unique_ptr<UpstreamConnection> conn;
@@ -80,6 +81,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
       server = pool.pick(up, start, tried);
       if (!server) {
         breaker_end({0, failure == 504, failure != 504, false, worker_.clock().now() - start});
+        note_upstream(failure, worker_.clock().now());
         co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
       }
       may_reuse = true;
@@ -99,6 +101,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     }
     attempt = co_await send_request(*conn, *server, request);
     if (attempt.client) co_return co_await client_body_error(attempt.client);
+    if (client_aborted_) co_return abandon(std::move(conn));
     if (!attempt.upstream) break;
 
     // Failed before any of the response reached the client.
@@ -117,10 +120,21 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     pool.failed(up, *server, worker_.clock().now());
     failure = timed_out ? 504 : 502;
     breaker_end({0, timed_out, !timed_out, false, worker_.clock().now() - start});
+    note_upstream(failure, worker_.clock().now());
     co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
   }
   co_return co_await relay_response(up, *server, std::move(conn), *response_, attempt.got, extra,
                                     keep_alive, start);
+}
+
+ClientSession::Next ClientSession::abandon(std::unique_ptr<UpstreamConnection> conn) {
+  upstream_watch_.disarm();
+  upstream_io_ = nullptr;
+  conn.reset();  // closed already; never pooled, and not the server's failure
+  client_aborted_ = false;
+  exchange_.upstream_ms = static_cast<double>(worker_.clock().now() - upstream_start_) / 1e6;
+  worker_.stats().client_aborts.add();
+  return Next::kClose;
 }
 
 Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection& conn,
@@ -154,12 +168,16 @@ Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection
   if (a.upstream) co_return a;
   ResponseParser* rp = &new_response_parser(request.head_only);
   upstream_watch_.expires_after(ns(timeouts_.upstream));
+  // The request is all sent: until its answer begins, a client that leaves closes this
+  // connection (the wait is where an overloaded upstream's queue time goes).
+  abort_watch_.start();
   a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
   // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
   while (!a.upstream && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
     rp = &new_response_parser(request.head_only);
     a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
   }
+  abort_watch_.stop();
   if (!a.upstream) std::tie(a.upstream, a.got) = co_await read_response_piece(conn, *rp);
   co_return a;
 }
@@ -189,6 +207,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   // Relay the response: head and first piece in one write, then piece by piece.
   const auto& res = rp.get();
   const int status = res.result_int();
+  note_upstream(status, worker_.clock().now());
   const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
   Framing framing = Framing::kNone;
   std::uint64_t length = 0;

@@ -33,6 +33,7 @@ std::vector<fs::path> files_in(const fs::path& dir) {
 std::vector<fs::path> good_files() {
   auto files = files_in(kCorpus / "good");
   files.push_back(kSourceRoot / "examples" / "gateway.yaml");
+  files.push_back(kSourceRoot / "examples" / "adaptive.yaml");
   return files;
 }
 
@@ -116,6 +117,7 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
     EXPECT_EQ(x.rules, y.rules);
     EXPECT_EQ(x.combine, y.combine);
     EXPECT_EQ(x.request_buffering, y.request_buffering);
+    EXPECT_EQ(x.adaptive, y.adaptive);
   }
   ASSERT_EQ(a.rules.size(), b.rules.size());
   for (std::size_t i = 0; i < a.rules.size(); ++i) {

@@ -1,0 +1,74 @@
+"""sluice's adaptive concurrency limit against the collapsing upstream (C = 8 workers, S = 20 ms:
+capacity 400/s, the other tests' rate), with no capacity configured: goodput at 3x holds near
+goodput at 1x, the limit settles within [C, 2C], and under two tiers at 3x the higher keeps its
+goodput. (Envoy's gradient settles near 1.25 C + sqrt(limit): at C = 4 that is just over 2C.)"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from integration_support import sluice_binary  # noqa: E402
+
+C = 8
+STEPS = [(400, 3), (1200, 4)]  # 1x, then 3x
+
+
+def sample_limit(proxy, stop, out, start_after):
+    """The limit gauge every 100 ms from `start_after` seconds on, until `stop` is set."""
+    t0 = time.monotonic()
+    while not stop.is_set():
+        if time.monotonic() - t0 >= start_after:
+            out.append(proxy.metric("sluice_adaptive_limit"))
+        time.sleep(0.1)
+
+
+def test_an_adaptive_limit_keeps_goodput_at_3x_and_settles_within_c_and_2c(upstream, lab,
+                                                                           load_bin, tmp_path):
+    up = upstream(workers=C, service_ms=20, jitter_ms=4)
+    proxy = lab.Proxy("sluice-adaptive", str(tmp_path), up.port, None, sluice_bin=sluice_binary())
+    limits, stop = [], threading.Event()
+    # The 3x step's seconds after its first (as per_step counts them).
+    sampler = threading.Thread(target=sample_limit, args=(proxy, stop, limits, 4.0))
+    sampler.start()
+    try:
+        one, three = lab.per_step(lab.run_load(load_bin, proxy.port, STEPS), STEPS)
+    finally:
+        stop.set()
+        sampler.join()
+        proxy.stop()
+    assert one["goodput"] >= 0.85 * 400, one
+    assert three["goodput"] >= 0.9 * one["goodput"], (one, three, limits)
+    assert three["other"] >= 0.5 * 1200, three  # the 503s: refused, not queued at the upstream
+    limits = [v for v in limits if v is not None]
+    assert limits, "no sluice_adaptive_limit sample"
+    median = sorted(limits)[len(limits) // 2]
+    assert C <= median <= 2 * C, limits
+
+
+def test_with_two_tiers_at_3x_the_higher_keeps_its_goodput(upstream, lab, load_bin, tmp_path):
+    up = upstream(workers=C, service_ms=20, jitter_ms=4)
+    proxy = lab.Proxy("sluice-adaptive", str(tmp_path), up.port, None, sluice_bin=sluice_binary(),
+                      max_wait_ms=50, priority_header="X-Priority")
+    steps_high, steps_low = [(200, 4)], [(1000, 4)]  # 0.5x of tier 9 and 2.5x of tier 0
+    results = {}
+
+    def run(name, steps, tier):
+        results[name] = lab.per_step(lab.run_load(load_bin, proxy.port, steps,
+                                                  headers=[f"X-Priority: {tier}"]), steps)[0]
+
+    try:
+        low = threading.Thread(target=run, args=("low", steps_low, 0))
+        low.start()
+        run("high", steps_high, 9)
+        low.join()
+        shed_low = proxy.metric('sluice_adaptive_shed_total{route="all",tier="0"}')
+    finally:
+        proxy.stop()
+    high, low = results["high"], results["low"]
+    # Alone, tier 9 is below capacity and all of it is served: it keeps 95% of that.
+    assert high["goodput"] >= 0.95 * 200, (high, low)
+    assert low["goodput"] > 0, low  # the rest of the capacity still serves the lower tier
+    assert high["goodput"] + low["goodput"] >= 0.8 * 400, (high, low)
+    assert shed_low and shed_low >= 0.3 * 1000 * 4, shed_low  # tier 0 is refused first
