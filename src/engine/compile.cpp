@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "event_tally.hpp"
 #include "internal.hpp"
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
@@ -73,6 +74,11 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
   }
   c->limit.top = previous != nullptr && previous->limit.top ? previous->limit.top
                                                             : std::make_shared<TopSlot>(budget);
+  if (rule.action == config::Action::kDryRun) {
+    c->limit.dry_run_denials = previous != nullptr && previous->limit.dry_run_denials
+                                   ? previous->limit.dry_run_denials
+                                   : std::make_shared<EventTally>();
+  }
   c->check_counters = previous != nullptr ? previous->check_counters
                                           : std::make_shared<std::array<RuleCounters, kVias>>();
   return c;

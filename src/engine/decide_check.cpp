@@ -101,6 +101,7 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book) {
   if (RuleCounters* counters = counters_of(a)) {
     count_decision(*counters, out.total.allowed, a.enforced, out.total.delay);
     note_key(a, !out.total.allowed, now);
+    if (!a.enforced && !out.total.allowed) tally_dry_run_denial(a);
   }
   // A dry-run rule never tells its caller to refuse.
   out.verdict = out.total.allowed || !a.enforced ? Verdict::kAllow : Verdict::kDeny;

@@ -56,6 +56,7 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nano
         out.applied.emplace_back(applied(rule.limit, &rule.rule, d, false, rr.counters.get()));
     tag_key(rule.rule, r, out, route.route.name, ask.key.bucket, OutcomeAccess::key(a));
     note_key(a, !d.allowed, now);
+    if (!d.allowed) tally_dry_run_denial(a);
   }
 }
 

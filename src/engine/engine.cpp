@@ -7,6 +7,7 @@
 
 #include "engine_state.hpp"
 #include "internal.hpp"
+#include "keys.hpp"
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/local/combined_decision.hpp"
@@ -237,6 +238,24 @@ std::optional<TopKeys> Engine::top_keys(std::string_view rule, TopBy by, std::si
     top.keys = sketch->top(by, n, now, r->rule.log_key == config::LogKey::kHash);
   }
   return top;
+}
+
+void Engine::take_dry_run_denials(
+    const std::function<void(std::string_view, std::uint64_t, std::string_view)>& f) {
+  const auto snap = state_->snapshot();
+  std::string key;
+  for (const auto& c : snap->compiled) {
+    if (!c->limit.dry_run_denials) continue;
+    KeyTag latest;
+    const std::uint64_t n = c->limit.dry_run_denials->take(latest);
+    if (n == 0) continue;
+    if (c->rule.log_key == config::LogKey::kHash) {
+      detail::hash_hex(latest.hash, key);
+    } else {
+      key.assign(latest.text, latest.size);
+    }
+    f(c->rule.name, n, key);
+  }
 }
 
 TableUse Engine::throttle_use() const {

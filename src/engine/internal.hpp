@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "event_tally.hpp"
 #include "sluice/backend/redis/query.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/engine/ask.hpp"
@@ -116,6 +117,12 @@ inline void note_key(const Applied& a, bool denied, core::Nanos now) {
   TopSlot* slot = compiled_of(a).top.get();
   if (slot == nullptr || !tag.set) return;
   if (TopSketch* top = slot->take()) top->note(tag, denied, now);
+}
+
+// Counts a dry-run rule's would-be refusal for the server log (Engine::take_dry_run_denials).
+inline void tally_dry_run_denial(const Applied& a) {
+  const KeyTag& tag = OutcomeAccess::key(a);
+  if (EventTally* t = compiled_of(a).dry_run_denials.get(); t != nullptr && tag.set) t->add(tag);
 }
 
 // An ask refused before it is decided.

@@ -25,6 +25,7 @@ namespace sluice::engine {
 namespace detail {
 class TopSlot;  // top_sketch.hpp
 class TopBudget;
+class EventTally;  // event_tally.hpp
 }  // namespace detail
 
 // Counters of one rule on one route (the Prometheus labels rule= and route=). Each request a
@@ -57,6 +58,8 @@ struct CompiledLimit {
   std::optional<Rls> rls;
   // A configured rule's top keys by requests and denials (kept across reloads of the rule).
   std::shared_ptr<detail::TopSlot> top;
+  // A dry-run rule's would-be refusals, for the server log's line a second (kept on reload).
+  std::shared_ptr<detail::EventTally> dry_run_denials;
 
   bool in_redis() const { return remote != nullptr; }
   bool unlimited() const { return !table && !remote; }

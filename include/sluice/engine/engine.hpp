@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,12 @@ class Engine {
   // (raw, or hashed under log_key: hash). nullopt: no rule of that name.
   std::optional<TopKeys> top_keys(std::string_view rule, TopBy by, std::size_t n,
                                   core::Nanos now) const;
+
+  // Each dry-run rule's would-be refusals since the previous call, with the latest one's key
+  // (raw, cut to TopKeys::kKeyBytes, or hashed under log_key: hash): f(rule, count, key) for
+  // each rule that has some. For the server log's line a second.
+  void take_dry_run_denials(
+      const std::function<void(std::string_view, std::uint64_t, std::string_view)>& f);
 
   // CL.THROTTLE's local table (the keys held, for INFO and metrics).
   TableUse throttle_use() const;
