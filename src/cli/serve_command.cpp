@@ -196,6 +196,18 @@ void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* er
   notify::ready();
 }
 
+// A dry-run rule's would-be refusals: one line a second per rule at most, with their count
+// (the engine counts them in an atomic per rule; no request waits on the log).
+void log_dry_run_denials(engine::Engine& engine) {
+  engine.take_dry_run_denials([](std::string_view rule, std::uint64_t count, std::string_view key) {
+    log::info("sluice: dry-run rule would have refused requests",
+              {{"rule", std::string(rule)},
+               {"count", static_cast<std::int64_t>(count)},
+               {"key", std::string(key)},
+               {"in_last", "1s"}});
+  });
+}
+
 // The decision service's concurrency permits that were never given back (by the check API or
 // SLUICE.CHECK), returned when their time is up: looked at once a second.
 void expire_leases(asio::steady_timer& timer, engine::Engine& engine, const core::Clock& clock) {
@@ -203,6 +215,7 @@ void expire_leases(asio::steady_timer& timer, engine::Engine& engine, const core
   timer.async_wait([&timer, &engine, &clock](const boost::system::error_code& ec) {
     if (ec) return;
     engine.expire_leases(clock.now());
+    log_dry_run_denials(engine);
     expire_leases(timer, engine, clock);
   });
 }

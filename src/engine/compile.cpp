@@ -5,10 +5,12 @@
 #include <variant>
 
 #include "adaptive_gate.hpp"
+#include "event_tally.hpp"
 #include "internal.hpp"
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
 #include "route_breaker.hpp"
+#include "top_sketch.hpp"
 
 namespace sluice::engine::detail {
 namespace {
@@ -73,6 +75,7 @@ bool unchanged(const CompiledRule& previous, const config::Rule& rule, const con
 core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
                                                            const config::Rule& rule,
                                                            const CompiledRule* previous,
+                                                           const std::shared_ptr<TopBudget>& budget,
                                                            core::Nanos now) {
   auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
                           previous != nullptr ? &previous->limit : nullptr, now);
@@ -84,6 +87,13 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
     c->limit.blocks = previous != nullptr && previous->limit.blocks
                           ? previous->limit.blocks
                           : std::make_shared<BlockTable>();
+  }
+  c->limit.top = previous != nullptr && previous->limit.top ? previous->limit.top
+                                                            : std::make_shared<TopSlot>(budget);
+  if (rule.action == config::Action::kDryRun) {
+    c->limit.dry_run_denials = previous != nullptr && previous->limit.dry_run_denials
+                                   ? previous->limit.dry_run_denials
+                                   : std::make_shared<EventTally>();
   }
   c->check_counters = previous != nullptr ? previous->check_counters
                                           : std::make_shared<std::array<RuleCounters, kVias>>();
@@ -154,6 +164,8 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
   auto snap = std::make_shared<Snapshot>();
   snap->rules = std::move(rules);
   snap->version = old != nullptr ? old->version + 1 : 1;
+  snap->top_budget =
+      old != nullptr ? old->top_budget : std::make_shared<TopBudget>(TopKeys::kMaxRules);
   std::string errors;
   snap->compiled.reserve(snap->rules.rules.size());
   for (const config::Rule& rule : snap->rules.rules) {
@@ -162,7 +174,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
       snap->compiled.push_back(old->shared_rule(rule.name));
       continue;
     }
-    auto c = compile_rule(snap->rules, rule, previous, now);
+    auto c = compile_rule(snap->rules, rule, previous, snap->top_budget, now);
     if (!c) {
       errors += "rule '" + rule.name + "': " + c.error() + "\n";
       continue;

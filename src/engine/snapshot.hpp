@@ -22,6 +22,12 @@
 
 namespace sluice::engine {
 
+namespace detail {
+class TopSlot;  // top_sketch.hpp
+class TopBudget;
+class EventTally;  // event_tally.hpp
+}  // namespace detail
+
 // Counters of one rule on one route (the Prometheus labels rule= and route=). Each request a
 // rule takes part in is counted once, under one outcome.
 struct RuleCounters {
@@ -50,6 +56,10 @@ struct CompiledLimit {
     std::shared_ptr<RuleCounters> counters = std::make_shared<RuleCounters>();  // kept on reload
   };
   std::optional<Rls> rls;
+  // A configured rule's top keys by requests and denials (kept across reloads of the rule).
+  std::shared_ptr<detail::TopSlot> top;
+  // A dry-run rule's would-be refusals, for the server log's line a second (kept on reload).
+  std::shared_ptr<detail::EventTally> dry_run_denials;
 
   bool in_redis() const { return remote != nullptr; }
   bool unlimited() const { return !table && !remote; }
@@ -106,6 +116,7 @@ struct Snapshot {
   std::shared_ptr<const detail::RlsDomains> rls;  // null without `rls:` domains
   std::shared_ptr<detail::StaleCache> stale;      // null unless a route has `fallback: stale`
   std::uint64_t version = 0;
+  std::shared_ptr<detail::TopBudget> top_budget;  // the rules' top keys (the same on reload)
 
   const CompiledRule* rule(std::string_view name) const {
     const auto it = by_name.find(name);
