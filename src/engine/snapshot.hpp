@@ -95,10 +95,6 @@ struct CompiledRoute {
   std::vector<RouteRule> dry_run;                 // decided and counted, never enforced
   bool any_in_redis = false;                      // an enforce rule is kept in Redis
   std::shared_ptr<detail::RouteBreaker> breaker;  // `breaker:`; null without
-  const config::Upstream* upstream = nullptr;     // null when the route responds locally
-  std::vector<RouteRule> enforce;                 // reject and delay rules, in route order
-  std::vector<RouteRule> dry_run;                 // decided and counted, never enforced
-  bool any_in_redis = false;                      // an enforce rule is kept in Redis
   // route.adaptive made real; kept across reloads that leave the route's block as it was.
   std::shared_ptr<detail::AdaptiveGate> gate;
 };
