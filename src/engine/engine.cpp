@@ -169,8 +169,16 @@ void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answe
   for (std::size_t p = 0; p < remote.parts.size() && p < answers.size(); ++p) {
     const RemotePart& part = remote.parts[p];
     backend::redis::Answer& answer = answers[p];
+    // Redis did not answer this part: its fail-open limits admitted without counting.
+    const bool redis_failed = answer.source == backend::redis::Source::kFailOpen ||
+                              answer.source == backend::redis::Source::kFailClosed ||
+                              answer.source == backend::redis::Source::kLocal;
     for (std::size_t k = 0; k < part.applied.size() && k < answer.each.size(); ++k) {
-      out.applied[part.applied[k]].decision = answer.each[k];
+      Applied& a = out.applied[part.applied[k]];
+      a.decision = answer.each[k];
+      const auto& remote = compiled_of(a).remote;
+      a.unmetered = redis_failed && remote != nullptr &&
+                    remote->options().on_failure == backend::redis::FailurePolicy::kOpen;
     }
     if (part.enforced) total.add(answer.combined);
     remote.source = answer.source;

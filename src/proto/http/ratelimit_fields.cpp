@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sluice::proto::http {
 namespace {
 
@@ -57,25 +59,29 @@ void write_fields(Writer& w, std::span<const LimitField> limits, FieldChoice cho
       append_policy_item(policy, l.name, l.quota, l.window_seconds, l.concurrent);
     }
     w.end();
-    std::string& status = w.begin("RateLimit");
-    for (std::size_t i = 0; i < limits.size(); ++i) {
-      const LimitField& l = limits[i];
-      if (i > 0) status += ", ";
-      append_sf_string(status, l.name);
-      status += ";r=";
-      append_int(status, l.remaining < 0 ? 0 : l.remaining);
-      if (l.reset_seconds >= 0) {
-        status += ";t=";
-        append_int(status, l.reset_seconds);
+    if (std::any_of(limits.begin(), limits.end(), [](const LimitField& l) { return l.known; })) {
+      std::string& status = w.begin("RateLimit");
+      bool first = true;
+      for (const LimitField& l : limits) {
+        if (!l.known) continue;  // what is left is unknown: no status item
+        if (!first) status += ", ";
+        first = false;
+        append_sf_string(status, l.name);
+        status += ";r=";
+        append_int(status, l.remaining < 0 ? 0 : l.remaining);
+        if (l.reset_seconds >= 0) {
+          status += ";t=";
+          append_int(status, l.reset_seconds);
+        }
       }
+      w.end();
     }
-    w.end();
   }
-  if (choice.legacy && !limits.empty()) {
-    const LimitField* tightest = &limits[0];
-    for (const LimitField& l : limits) {
-      if (l.remaining < tightest->remaining) tightest = &l;
-    }
+  const LimitField* tightest = nullptr;
+  for (const LimitField& l : limits) {
+    if (l.known && (tightest == nullptr || l.remaining < tightest->remaining)) tightest = &l;
+  }
+  if (choice.legacy && tightest != nullptr) {
     append_int(w.begin("X-RateLimit-Limit"), tightest->quota);
     w.end();
     append_int(w.begin("X-RateLimit-Remaining"), tightest->remaining < 0 ? 0 : tightest->remaining);

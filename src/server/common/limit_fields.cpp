@@ -55,6 +55,7 @@ void limit_fields(const Outcome& out, LimitFields& fields) {
       f.window_seconds = q.window_seconds;
     }
     f.concurrent = q.concurrent;
+    f.known = !a.unmetered;
     // r is what is left of q: at least 0, at most q (a limit never holds more than its
     // capacity, and q is at least that).
     f.remaining = std::clamp<std::int64_t>(d.remaining, 0, f.quota);

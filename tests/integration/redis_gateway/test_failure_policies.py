@@ -247,3 +247,54 @@ def test_hung_redis_costs_at_most_the_timeout(redis_server, gateways):
     assert statuses(recovered["open"]).get(429, 0) > 0
     assert g.metric("sluice_redis_failures_total") > 0
     assert g.metric("sluice_redis_breaker_opens_total") >= 1
+
+
+FIELDS_CONFIG = """\
+listen: 127.0.0.1:{gateway}
+admin: 127.0.0.1:{admin}
+workers: 1
+write_back: false
+redis: {{url: "{redis}", timeout: 50ms, cache_denials: 0s}}
+routes:
+  - name: both
+    match: {{path_prefix: /both}}
+    respond: {{status: 200, body: "ok\\n"}}
+    rules: [per-client, shared]
+  - name: shared-only
+    match: {{path_prefix: /shared}}
+    respond: {{status: 200, body: "ok\\n"}}
+    rules: [shared]
+rules:
+  per-client:
+    limit: fixed-window:limit=10,window=1m
+    key: client_ip
+  shared:
+    limit: fixed-window:limit=100,window=1m
+    key: const:global
+    storage: redis
+    on_failure: fail-open
+"""
+
+
+def test_a_fail_open_admission_names_its_policy_but_claims_no_remaining(redis_server,
+                                                                         gateways):
+    import requests
+
+    rs = redis_server()
+    g = gateways(FIELDS_CONFIG, rs.url)
+    healthy = requests.get(g.url + "/both", timeout=5).headers
+    assert healthy["RateLimit"] == '"per-client";r=9;t=60, "shared";r=99;t=60'
+    rs.kill()
+    # Fail-open: the shared rule's policy stays, its status item goes (never r=0); the local
+    # rule still counts (8 left of 10).
+    got = wait_until(lambda: (h := requests.get(g.url + "/both", timeout=5).headers)
+                     and "shared" not in h.get("RateLimit", "") and h, timeout=5,
+                     what="a fail-open answer")
+    assert got["RateLimit-Policy"] == '"per-client";q=10;w=60, "shared";q=100;w=60'
+    assert got["RateLimit"].startswith('"per-client";r=')
+    assert "r=0" not in got["RateLimit"]
+    # Only the fail-open rule: its policy, and no RateLimit field at all.
+    alone = requests.get(g.url + "/shared", timeout=5)
+    assert alone.status_code == 200
+    assert alone.headers["RateLimit-Policy"] == '"shared";q=100;w=60'
+    assert "RateLimit" not in alone.headers

@@ -24,6 +24,9 @@ struct LimitField {
   // Status: r (at least 0) and t (omitted when negative).
   std::int64_t remaining = 0;
   std::int64_t reset_seconds = -1;
+  // False: what is left is unknown (admitted fail-open while Redis was away): the limit keeps
+  // its policy item and has no status item, nor a part in the legacy fields.
+  bool known = true;
 };
 
 struct FieldChoice {

@@ -1,0 +1,51 @@
+// The RateLimit fields as written into a response head: one policy item and one status item
+// per limit, and a limit whose remaining is unknown (admitted fail-open) with no status item.
+#include "sluice/proto/http/ratelimit_fields.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sluice::proto::http {
+namespace {
+
+LimitField field(std::string_view name, std::int64_t q, std::int64_t w, std::int64_t r,
+                 std::int64_t t, bool known = true) {
+  LimitField f;
+  f.name = name;
+  f.quota = q;
+  f.window_seconds = w;
+  f.remaining = r;
+  f.reset_seconds = t;
+  f.known = known;
+  return f;
+}
+
+std::string head(const std::vector<LimitField>& limits, FieldChoice choice = {true, true}) {
+  std::string out;
+  append_ratelimit_fields(out, limits, choice, -1);
+  return out;
+}
+
+TEST(RateLimitFields, EachLimitHasAPolicyItemAndAStatusItem) {
+  EXPECT_EQ(head({field("a", 10, 60, 9, 60), field("b", 100, 60, 99, 60)}),
+            "RateLimit-Policy: \"a\";q=10;w=60, \"b\";q=100;w=60\r\n"
+            "RateLimit: \"a\";r=9;t=60, \"b\";r=99;t=60\r\n"
+            "X-RateLimit-Limit: 10\r\nX-RateLimit-Remaining: 9\r\nX-RateLimit-Reset: 60\r\n");
+}
+
+TEST(RateLimitFields, AnUnknownRemainingKeepsItsPolicyButHasNoStatusNorLegacyPart) {
+  // b was admitted fail-open with remaining -1: not "r=0", and not the tightest limit.
+  EXPECT_EQ(head({field("a", 10, 60, 8, 60), field("b", 100, 60, -1, -1, false)}),
+            "RateLimit-Policy: \"a\";q=10;w=60, \"b\";q=100;w=60\r\n"
+            "RateLimit: \"a\";r=8;t=60\r\n"
+            "X-RateLimit-Limit: 10\r\nX-RateLimit-Remaining: 8\r\nX-RateLimit-Reset: 60\r\n");
+}
+
+TEST(RateLimitFields, OnlyUnknownLimitsGiveThePolicyAndNoRateLimitField) {
+  EXPECT_EQ(head({field("b", 100, 60, -1, -1, false)}), "RateLimit-Policy: \"b\";q=100;w=60\r\n");
+}
+
+}  // namespace
+}  // namespace sluice::proto::http
