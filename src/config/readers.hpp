@@ -28,6 +28,10 @@ std::optional<std::string> read_secret(Section& s, std::string_view file_field,
 // An environment variable's name as a shell writes it (letters, digits, '_').
 core::Expected<std::string> parse_env_name(const std::string& t);
 
+// A rule's `tiers`, `overrides` and `on_change` (tier_reader.cpp); with tiers, the tier
+// `default` becomes the rule's limit.
+void read_limit_variants(Section& s, Rule& r, Origin& origin);
+
 // The `rls:` section: settings, the files it names, its own domains.
 std::optional<RlsSettings> read_rls(Section& top, Errors& errors);
 
