@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <type_traits>
 
 #include "sluice/core/fixed_window.hpp"
