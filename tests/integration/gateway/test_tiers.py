@@ -9,7 +9,8 @@ import pytest
 import requests
 import yaml
 
-from conftest import free_port, gateway_config
+from conftest import accepts_connections, free_port, gateway_config, wait_until
+from integration_support import status_from
 
 # 127.0.0.1 is the trusted proxy; 127.0.0.2 (also loopback) stands for a client.
 TIERS = """\
@@ -27,28 +28,23 @@ def tiered(up, extra=""):
                           extra="trusted_proxies: [127.0.0.1]\n" + extra)
 
 
-def raw_get(port, source, headers):
-    """GET / from `source` (a loopback address); the status code."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5,
-                                  source_address=(source, 0)) as s:
-        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        s.sendall(f"GET / HTTP/1.1\r\nHost: x\r\n{head}Connection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-    return int(data.split(b" ", 2)[1])
+def serving(sluice, config):
+    """A started sluice whose admin listener is up too (it may come up after the gateway's)."""
+    s = sluice(config)
+    wait_until(lambda: accepts_connections(s.admin_port), timeout=8, what="the admin listener")
+    return s
 
 
 def admitted(port, source, headers):
     n = 0
-    while n < 20 and raw_get(port, source, headers) == 200:
+    while n < 20 and status_from(port, source, headers) == 200:
         n += 1
     return n
 
 
 def test_a_trusted_proxys_plan_picks_the_tier_and_a_clients_own_plan_header_does_not(
         sluice, upstreams):
-    s = sluice(tiered(upstreams(1)))
+    s = serving(sluice, tiered(upstreams(1)))
     assert admitted(s.gateway_port, "127.0.0.1", {"X-User": "a", "X-Plan": "pro"}) == 5
     assert admitted(s.gateway_port, "127.0.0.2", {"X-User": "b", "X-Plan": "pro"}) == 2, \
         "a client not in trusted_proxies that says X-Plan: pro is in the default tier"
@@ -57,7 +53,7 @@ def test_a_trusted_proxys_plan_picks_the_tier_and_a_clients_own_plan_header_does
 
 
 def test_the_ratelimit_fields_show_the_tier_applied(sluice, upstreams):
-    s = sluice(tiered(upstreams(1)))
+    s = serving(sluice, tiered(upstreams(1)))
     r = requests.get(s.url + "/", headers={"X-User": "a", "X-Plan": "pro"}, timeout=10)
     assert r.status_code == 200
     assert r.headers["RateLimit"].startswith('"plan";r=4;'), r.headers["RateLimit"]
@@ -65,7 +61,8 @@ def test_the_ratelimit_fields_show_the_tier_applied(sluice, upstreams):
 
 def test_the_check_api_and_sluice_check_take_the_tier_from_the_caller(sluice, upstreams):
     resp_port = free_port()
-    s = sluice(tiered(upstreams(1), extra=f"resp: {{{{listen: 127.0.0.1:{resp_port}}}}}\n"))
+    s = serving(sluice, tiered(upstreams(1), extra=f"resp: {{{{listen: 127.0.0.1:{resp_port}}}}}\n"))
+    wait_until(lambda: accepts_connections(resp_port), timeout=8, what="the RESP listener")
     check = requests.post(f"{s.admin}/v1/check",
                           json={"rule": "plan", "key": "u", "tier": "pro"}, timeout=10).json()
     assert (check["remaining"], check["limit"]) == (4, 5)
@@ -84,7 +81,7 @@ def test_the_check_api_and_sluice_check_take_the_tier_from_the_caller(sluice, up
 
 def test_an_override_put_through_the_admin_api_applies_at_once_and_is_written_back(
         sluice, upstreams, tmp_path):
-    s = sluice(tiered(upstreams(1)))
+    s = serving(sluice, tiered(upstreams(1)))
     url = f"{s.admin}/v1/rules/plan/overrides/customer-42"
     assert requests.get(url, timeout=10).status_code == 404
     put = requests.put(url, json={"limit": "token-bucket:rate=1/m,burst=9"}, timeout=10)
@@ -113,7 +110,7 @@ def test_a_put_from_burst_10_to_20_with_8_used_leaves_what_on_change_says(
         sluice, upstreams, on_change, remaining):
     rule = ("  tb:\n    limit: \"token-bucket:rate=1/m,burst=10\"\n    key: header:X-User\n"
             f"    on_change: {on_change}\n")
-    s = sluice(gateway_config([upstreams(1).address], rules=rule, route_rules="[tb]"))
+    s = serving(sluice, gateway_config([upstreams(1).address], rules=rule, route_rules="[tb]"))
     spent = requests.post(f"{s.admin}/v1/check", json={"rule": "tb", "key": "k", "cost": 8},
                           timeout=10).json()
     assert spent["remaining"] == 2

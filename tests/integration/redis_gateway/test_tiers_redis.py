@@ -2,9 +2,10 @@
 redis-server: each tier's budget (and a configured override's) is one budget across both
 instances, an untrusted client's X-Plan: pro still gets the default tier, and an override set
 through one instance's admin API is refused (409): it would reach that instance alone."""
-import socket
 
 import requests
+
+from integration_support import status_from  # on sys.path through conftest
 
 CONFIG = """\
 listen: 127.0.0.1:{gateway}
@@ -32,18 +33,6 @@ rules:
     overrides:
       customer-42: gcra:rate=1/m,burst=6
 """
-
-
-def status_from(port, source, headers):
-    """GET / from `source` (a loopback address); the status code."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5,
-                                  source_address=(source, 0)) as s:
-        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        s.sendall(f"GET / HTTP/1.1\r\nHost: x\r\n{head}Connection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-    return int(data.split(b" ", 2)[1])
 
 
 def admitted_across(gateways, source, headers):
