@@ -268,6 +268,16 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "blocks are kept only for local rules (storage: local), not yet in Redis; "
          "remove on_deny or use storage: local");
   }
+  if (r.on_change != OnChange::kKeep) {
+    fail("on_change",
+         "a rule kept in Redis keeps its keys' state in Redis as it is (on_change: keep); "
+         "reset and proportional are for local rules");
+  }
+  if ((r.tier || !r.overrides.empty()) && r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+    fail(r.tier ? "tiers" : "overrides",
+         "a concurrency rule kept in Redis has one limit per rule (its permits are given back "
+         "by the rule's name); use storage: local for tiers or overrides");
+  }
   if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
                p + "kept in Redis, but no store is configured: add redis: {url: "
@@ -437,6 +447,7 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
       fail("permit_ttl", "must be longer than 0 (the default is 60s)");
     }
   }
+  check_limit_variants(r, o, errors);
 }
 
 void internal::check_all(const RuleSet& rs, const Origins& o, Errors& errors) {

@@ -35,6 +35,9 @@ inline constexpr Named<Action> kActions[] = {
     {"reject", Action::kReject}, {"delay", Action::kDelay}, {"dry-run", Action::kDryRun}};
 inline constexpr Named<OnMissingKey> kOnMissingKey[] = {{"skip", OnMissingKey::kSkip},
                                                         {"deny", OnMissingKey::kDeny}};
+inline constexpr Named<OnChange> kOnChanges[] = {{"keep", OnChange::kKeep},
+                                                 {"reset", OnChange::kReset},
+                                                 {"proportional", OnChange::kProportional}};
 inline constexpr Named<LogKey> kLogKeys[] = {{"raw", LogKey::kRaw}, {"hash", LogKey::kHash}};
 inline constexpr Named<AccessLogFormat> kAccessLogFormats[] = {{"text", AccessLogFormat::kText},
                                                                {"json", AccessLogFormat::kJson}};
@@ -168,6 +171,8 @@ struct Origins {
 
 // The checks on the model (config_checks.cpp), run by loading after reading and by validate().
 void check_rule(const Rule& r, const Origin& o, Errors& errors);
+// A rule's tiers and overrides (tier_reader.cpp): each with its tier, of the rule's algorithm.
+void check_limit_variants(const Rule& r, const Origin& o, Errors& errors);
 void check_all(const RuleSet& rs, const Origins& o, Errors& errors);
 // The `redis:` section's combinations: one way to name Redis, the db a cluster allows, AUTH
 // with a password, the TLS files that go together (redis_checks.cpp).

@@ -163,13 +163,16 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
       "body",       "on_missing_key", "missing_key_status",
       "permit_ttl", "max_permits",    "storage",
       "on_failure", "local_share",    "lease",
-      "lease_ttl",  "log_key",        "on_deny"};
+      "lease_ttl",  "log_key",        "on_deny",
+      "tier",       "tiers",          "overrides",
+      "on_change"};
   std::initializer_list<std::string_view> without_name = {
       "limit",       "key",         "action",         "max_wait",
       "status",      "body",        "on_missing_key", "missing_key_status",
       "permit_ttl",  "max_permits", "storage",        "on_failure",
       "local_share", "lease",       "lease_ttl",      "log_key",
-      "on_deny"};
+      "on_deny",     "tier",        "tiers",          "overrides",
+      "on_change"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -186,6 +189,8 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
     }
   }
   r.key = s.parsed_list<KeyPart>("key", parse_key_part, true);
+  r.tier = s.parsed<KeyPart>("tier", parse_key_part);
+  internal::read_limit_variants(s, r, origin);
   if (auto a = s.choice("action", kActions)) r.action = *a;
   if (auto w = s.duration("max_wait")) r.max_wait = *w;
   if (auto st = s.number("status", 0, 999)) r.status = static_cast<int>(*st);

@@ -30,6 +30,9 @@ core::Expected<std::string> parse_env_name(const std::string& t);
 
 // A route's `adaptive_concurrency:` block (adaptive_reader.cpp); nullopt when it has none.
 std::optional<AdaptiveConcurrency> read_adaptive_concurrency(Section& route);
+// A rule's `tiers`, `overrides` and `on_change` (tier_reader.cpp); with tiers, the tier
+// `default` becomes the rule's limit.
+void read_limit_variants(Section& s, Rule& r, Origin& origin);
 
 // The `rls:` section: settings, the files it names, its own domains.
 std::optional<RlsSettings> read_rls(Section& top, Errors& errors);

@@ -32,6 +32,7 @@ using internal::kCombines;
 using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
 using internal::kLogKeys;
+using internal::kOnChanges;
 using internal::kOnMissingKey;
 using internal::kStorages;
 using internal::name_of;
@@ -66,6 +67,27 @@ std::vector<std::pair<const char*, std::string>> rule_redis_fields(const Rule& r
   auto out = redis_fields(r.on_failure, r.local_share, r.lease, r.lease_ttl);
   if (r.storage) out.insert(out.begin(), {"storage", std::string(name_of(kStorages, *r.storage))});
   return out;
+}
+
+using Limits = std::vector<std::pair<std::string, std::string>>;
+
+// A rule's tiers (`default` among them) or overrides as (name, limit text) pairs.
+Limits limits_of(const std::vector<LimitVariant>& variants) {
+  Limits out;
+  for (const LimitVariant& v : variants) out.emplace_back(v.name, v.limit_text);
+  return out;
+}
+
+void emit_limits(YAML::Emitter& out, const char* key, const Limits& limits) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, text] : limits) out << YAML::Key << name << YAML::Value << text;
+  out << YAML::EndMap;
+}
+
+boost::json::object limits_json(const Limits& limits) {
+  boost::json::object o;
+  for (const auto& [name, text] : limits) o[name] = text;
+  return o;
 }
 
 void emit_descriptors(YAML::Emitter& out, const std::vector<RlsDescriptor>& descriptors) {
@@ -122,7 +144,16 @@ void emit_rls(YAML::Emitter& out, const RlsSettings& rls) {
 
 void emit_rule(YAML::Emitter& out, const Rule& r) {
   out << YAML::Key << r.name << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "limit" << YAML::Value << r.limit_text;
+  if (r.tier) {
+    out << YAML::Key << "tier" << YAML::Value << format_key_part(*r.tier);
+    emit_limits(out, "tiers", limits_of(r.tiers));
+  } else {
+    out << YAML::Key << "limit" << YAML::Value << r.limit_text;
+  }
+  if (!r.overrides.empty()) emit_limits(out, "overrides", limits_of(r.overrides));
+  if (r.on_change != OnChange::kKeep) {
+    out << YAML::Key << "on_change" << YAML::Value << std::string(name_of(kOnChanges, r.on_change));
+  }
   std::vector<std::string> key;
   for (const auto& part : r.key) key.push_back(format_key_part(part));
   if (key.size() == 1) {
@@ -461,7 +492,14 @@ void RuleTextCache::update(const std::vector<Rule>& rules) {
 boost::json::object rule_json(const Rule& r) {
   boost::json::object o;
   o["name"] = r.name;
-  o["limit"] = r.limit_text;
+  if (r.tier) {
+    o["tier"] = format_key_part(*r.tier);
+    o["tiers"] = limits_json(limits_of(r.tiers));
+  } else {
+    o["limit"] = r.limit_text;
+  }
+  if (!r.overrides.empty()) o["overrides"] = limits_json(limits_of(r.overrides));
+  if (r.on_change != OnChange::kKeep) o["on_change"] = name_of(kOnChanges, r.on_change);
   boost::json::array key;
   for (const auto& part : r.key) key.emplace_back(format_key_part(part));
   o["key"] = std::move(key);

@@ -72,13 +72,41 @@ bool unchanged(const CompiledRule& previous, const config::Rule& rule, const con
   return previous.limit.table.has_value() && rules.memory == old_rules.memory;
 }
 
+using Variants = std::map<std::string, CompiledLimit, std::less<>>;
+
+// A rule's tiers or overrides, each a limit of its own made as the rule's is, kept or retuned
+// from the previous limit of the same tier or key. In Redis each tier is a limit of its own
+// name; the overrides share one (their keys are apart).
+core::Expected<Variants> compile_variants(const config::RuleSet& rules, const config::Rule& rule,
+                                          const std::vector<config::LimitVariant>& variants,
+                                          std::string_view suffix, const Variants* previous,
+                                          core::Nanos now) {
+  Variants out;
+  const bool per_name = suffix.ends_with('/');
+  for (const config::LimitVariant& v : variants) {
+    if (per_name && v.name == config::kDefaultTier) continue;  // the rule's own limit
+    Placement where = placement_of(rules, rule);
+    where.redis_name = rule.name + std::string(suffix) + (per_name ? v.name : std::string());
+    const CompiledLimit* before = nullptr;
+    if (previous != nullptr) {
+      if (auto it = previous->find(v.name); it != previous->end()) before = &it->second;
+    }
+    auto limit = make_limit(rule.name, v.limit, where, before, now, rule.on_change);
+    if (!limit)
+      return core::make_error(std::string(per_name ? "tier '" : "override '") + v.name +
+                              "': " + limit.error());
+    out.emplace(v.name, std::move(limit).value());
+  }
+  return out;
+}
+
 core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
                                                            const config::Rule& rule,
                                                            const CompiledRule* previous,
                                                            const std::shared_ptr<TopBudget>& budget,
                                                            core::Nanos now) {
   auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
-                          previous != nullptr ? &previous->limit : nullptr, now);
+                          previous != nullptr ? &previous->limit : nullptr, now, rule.on_change);
   if (!limit) return core::make_error(limit.error());
   auto c = std::make_unique<CompiledRule>();
   c->rule = rule;
@@ -94,6 +122,23 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
     c->limit.dry_run_denials = previous != nullptr && previous->limit.dry_run_denials
                                    ? previous->limit.dry_run_denials
                                    : std::make_shared<EventTally>();
+  }
+  auto tiers = compile_variants(rules, rule, rule.tiers, "/tier/",
+                                previous != nullptr ? &previous->tiers : nullptr, now);
+  if (!tiers) return core::make_error(tiers.error());
+  c->tiers = std::move(tiers).value();
+  auto overrides = compile_variants(rules, rule, rule.overrides, "/override",
+                                    previous != nullptr ? &previous->overrides : nullptr, now);
+  if (!overrides) return core::make_error(overrides.error());
+  c->overrides = std::move(overrides).value();
+  // A key blocked is blocked whichever limit it is charged against; its requests and
+  // refusals are the rule's, in its top keys and its dry-run tally.
+  for (auto* m : {&c->tiers, &c->overrides}) {
+    for (auto& [name, l] : *m) {
+      l.blocks = c->limit.blocks;
+      l.top = c->limit.top;
+      l.dry_run_denials = c->limit.dry_run_denials;
+    }
   }
   c->check_counters = previous != nullptr ? previous->check_counters
                                           : std::make_shared<std::array<RuleCounters, kVias>>();

@@ -39,48 +39,66 @@ void tag_key(const config::Rule& rule, const RequestView& r, const Outcome& out,
   tag.set = tag_request_key(rule.key, r, out.client(), route, tag);
 }
 
+// A rule's key in this request: hashed for a local rule, as text for one kept in Redis (and
+// for a rule with tiers or overrides, which chooses by it); the limit it is charged against.
+struct RuleKey {
+  table::KeyHash hash{};
+  std::string text;
+  bool missing = false;
+  const CompiledLimit* limit = nullptr;
+  KeyTag tag;  // for the rule's top keys
+};
+
+// The request's key for `rule` into `key` (false: a part is missing), and the limit it is
+// charged against: its override, else the tier its `tier` attribute names, believed only from
+// a trusted peer (`tier_trusted`), so that a client cannot name its own plan; else the default.
+bool rule_key(const CompiledRule& rule, const RequestView& r, std::string_view client,
+              std::string_view route, bool tier_trusted, RuleKey& key) {
+  key.limit = &rule.limit;
+  if (!rule.has_variants()) {
+    return rule.limit.in_redis() ? request_key_text(rule.rule.key, r, client, route, key.text)
+                                 : hash_request_key(rule.rule.key, r, client, route, key.hash);
+  }
+  if (!request_key_text(rule.rule.key, r, client, route, key.text)) return false;
+  std::optional<std::string_view> tier;
+  proto::http::IpAddress network;
+  if (tier_trusted && rule.rule.tier) tier = part_value(*rule.rule.tier, r, client, route, network);
+  key.limit = &rule.limit_for(key.text, tier);
+  if (!key.limit->in_redis()) key.hash = table::hash_key(key.text);
+  return true;
+}
+
 // Dry-run rules: each decided alone, as if enforced, and counted; never blocking.
-void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nanos now,
-                    Outcome& out) {
+void decide_dry_run(const CompiledRoute& route, const RequestView& r, bool tier_trusted,
+                    core::Nanos now, Outcome& out) {
   for (const RouteRule& rr : route.dry_run) {
     const CompiledRule& rule = *rr.rule;
-    local::LimitAsk ask{&rule.limit.table->table, {}, 0, false};
-    if (!hash_request_key(rule.rule.key, r, out.client(), route.route.name, ask.key)) {
+    RuleKey key;
+    if (!rule_key(rule, r, out.client(), route.route.name, tier_trusted, key)) {
       count(rr.counters->missing_key);
       continue;
     }
+    local::LimitAsk ask{&key.limit->table->table, key.hash, 0, false};
     local::EachDecision each;
     const core::Decision d = local::decide_all({&ask, 1}, now, 1, {&each, 1}, leases_of(out));
     count(d.allowed ? rr.counters->allowed : rr.counters->dry_run_denied);
     Applied& a =
-        out.applied.emplace_back(applied(rule.limit, &rule.rule, d, false, rr.counters.get()));
+        out.applied.emplace_back(applied(*key.limit, &rule.rule, d, false, rr.counters.get()));
     tag_key(rule.rule, r, out, route.route.name, ask.key.bucket, OutcomeAccess::key(a));
     note_key(a, !d.allowed, now);
     if (!d.allowed) tally_dry_run_denial(a);
   }
 }
 
-// A rule's key in this request: hashed for a local rule, as text for one kept in Redis.
-struct RuleKey {
-  table::KeyHash hash{};
-  std::string text;
-  bool missing = false;
-  KeyTag tag;  // for the rule's top keys
-};
-
 // Keys of every enforce rule; false (with `out` a denial) when a rule that denies a missing
 // key misses it.
-bool enforce_keys(const CompiledRoute& route, const RequestView& r, Outcome& out,
+bool enforce_keys(const CompiledRoute& route, const RequestView& r, bool tier_trusted, Outcome& out,
                   std::span<RuleKey> keys) {
   for (std::size_t i = 0; i < route.enforce.size(); ++i) {
     const RouteRule& rr = route.enforce[i];
     const CompiledRule& rule = *rr.rule;
-    const bool present =
-        rule.limit.in_redis()
-            ? request_key_text(rule.rule.key, r, out.client(), route.route.name, keys[i].text)
-            : hash_request_key(rule.rule.key, r, out.client(), route.route.name, keys[i].hash);
-    if (present) {
-      if (rule.limit.in_redis()) keys[i].hash = table::hash_key(keys[i].text);
+    if (rule_key(rule, r, out.client(), route.route.name, tier_trusted, keys[i])) {
+      if (keys[i].limit->in_redis()) keys[i].hash = table::hash_key(keys[i].text);
       tag_key(rule.rule, r, out, route.route.name, keys[i].hash.bucket, keys[i].tag);
       continue;
     }
@@ -112,9 +130,9 @@ bool refuse_blocked(const CompiledRoute& route, std::span<const RuleKey> keys, c
     out.verdict = Verdict::kDeny;
     out.status = rule.rule.status;
     out.body = rule.rule.body;
-    out.total = blocked_decision(*until, now, rule.limit.quota);
+    out.total = blocked_decision(*until, now, keys[i].limit->quota);
     Applied& a = out.applied.emplace_back(
-        applied(rule.limit, &rule.rule, out.total, true, rr.counters.get()));
+        applied(*keys[i].limit, &rule.rule, out.total, true, rr.counters.get()));
     OutcomeAccess::key(a) = keys[i].tag;
     note_key(a, true, now);
     out.decided_by = static_cast<int>(out.applied.size() - 1);
@@ -140,7 +158,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   if (route->gate) classify_adaptive(*route, r, snap.rules.trusted_proxies, out);
   const std::size_t n = route->enforce.size();
   absl::InlinedVector<RuleKey, kInlineLimits> keys(n);
-  if (!enforce_keys(*route, r, out, keys)) return Progress::kDone;
+  const bool tier_trusted = trusted_peer(r, snap.rules.trusted_proxies);
+  if (!enforce_keys(*route, r, tier_trusted, out, keys)) return Progress::kDone;
   if (refuse_blocked(*route, keys, now, out)) return Progress::kDone;
 
   // Local rules first: a request they deny never costs a round trip to Redis.
@@ -148,7 +167,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   for (std::size_t i = 0; i < n; ++i) {
     const CompiledRule& rule = *route->enforce[i].rule;
     if (keys[i].missing || rule.limit.in_redis()) continue;
-    asks.push_back({&rule.limit.table->table, keys[i].hash, rule.max_wait(), false});
+    asks.push_back({&keys[i].limit->table->table, keys[i].hash, rule.max_wait(), false});
   }
   absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
   int chosen = -1;
@@ -164,8 +183,9 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     const RouteRule& rr = route->enforce[i];
     const CompiledRule& rule = *rr.rule;
     if (keys[i].missing) continue;
-    Applied a = applied(rule.limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, true,
-                        rr.counters.get());
+    const CompiledLimit& limit = *keys[i].limit;
+    Applied a =
+        applied(limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, true, rr.counters.get());
     OutcomeAccess::key(a) = keys[i].tag;
     if (!rule.limit.in_redis()) {
       if (const local::EachDecision& d = each[j++]) {
@@ -189,10 +209,10 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     }
     remote->one().applied.push_back(out.applied.size());
     remote->one().query.items.push_back(
-        remote_item(rule.limit, std::move(keys[i].text), rule.max_wait()));
+        remote_item(limit, std::move(keys[i].text), rule.max_wait()));
     out.applied.push_back(a);
   }
-  decide_dry_run(*route, r, now, out);
+  decide_dry_run(*route, r, tier_trusted, now, out);
   if (remote) {
     remote_of(out) = std::move(remote);
     return Progress::kPending;
@@ -203,7 +223,6 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
 
 void conclude_http(Outcome& out, core::Nanos now) {
   const bool allowed = out.total.allowed;
-  const core::Nanos now = OutcomeAccess::asked_at(out);
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     const Applied& a = out.applied[k];
     if (!a.enforced) continue;

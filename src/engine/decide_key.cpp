@@ -48,7 +48,8 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     refuse(out, ErrorKind::kUnknownRule, "unknown rule '" + std::string(a.rule) + "'");
     return Progress::kDone;
   }
-  const CompiledLimit& limit = rule->limit;
+  // A key's override holds its state; a tier's cannot be told from the key alone: the default.
+  const CompiledLimit& limit = rule->limit_for(a.key, std::nullopt);
   if (a.op == KeyOp::kBlock || a.op == KeyOp::kUnblock) {
     if (!limit.blocks) {
       refuse(out, ErrorKind::kNoBlocks,

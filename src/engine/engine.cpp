@@ -131,8 +131,10 @@ Progress EngineState::start_rule(const Snapshot& s, const RuleAsk& a, core::Nano
     return Progress::kDone;
   }
   RuleCounters* counters = &(*rule->check_counters)[static_cast<std::size_t>(a.via)];
-  const Progress p = start_one(rule->limit, &rule->rule, counters, a.key, a.cost, rule->max_wait(),
-                               now, AskKind::kRule, out);
+  const CompiledLimit& limit =
+      rule->limit_for(a.key, a.tier.empty() ? std::nullopt : std::optional(a.tier));
+  const Progress p = start_one(limit, &rule->rule, counters, a.key, a.cost, rule->max_wait(), now,
+                               AskKind::kRule, out);
   if (p == Progress::kDone) conclude_check(out, now, leases_);
   return p;
 }

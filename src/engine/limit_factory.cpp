@@ -30,17 +30,21 @@ bool same_options(const backend::redis::RemoteLimitOptions& a,
 // The previous limit's table, kept or retuned, when it can serve `spec` in `memory`.
 std::optional<local::TableLimit> kept_table(const CompiledLimit* previous,
                                             const spec::LimitSpec& spec, std::size_t memory,
-                                            core::Nanos now) {
+                                            core::Nanos now, config::OnChange on_change) {
   if (previous == nullptr || !previous->table || previous->memory != memory ||
       previous->spec.params.index() != spec.params.index()) {
     return std::nullopt;
   }
+  const bool changed = previous->spec.canonical != spec.canonical;
+  // reset: a new table, every key starts as never seen (its memory goes back with the old one).
+  if (changed && on_change == config::OnChange::kReset) return std::nullopt;
   local::TableLimit kept = *previous->table;
-  if (previous->spec.canonical != spec.canonical) {
+  if (changed) {
     std::visit(
         [&](auto& table) {
           using Params = typename std::decay_t<decltype(*table)>::Params;
-          table->retune(std::get<Params>(spec.params), now);
+          table->retune(std::get<Params>(spec.params), now,
+                        on_change == config::OnChange::kProportional);
         },
         kept.table);
     kept.spec = spec;
@@ -79,7 +83,7 @@ backend::redis::RemoteLimitOptions remote_options(const config::RedisRuleOptions
 
 core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec& spec,
                                          const Placement& where, const CompiledLimit* previous,
-                                         core::Nanos now) {
+                                         core::Nanos now, config::OnChange on_change) {
   CompiledLimit limit;
   limit.spec = spec;
   limit.quota = quota_of(spec);
@@ -94,7 +98,7 @@ core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec
       if (!remote) return core::make_error(remote.error());
       limit.remote = *remote;
     }
-  } else if (auto kept = kept_table(previous, spec, where.memory, now)) {
+  } else if (auto kept = kept_table(previous, spec, where.memory, now, on_change)) {
     limit.table = std::move(*kept);
   } else {
     auto table = local::make_table_limit(spec, where.memory);

@@ -41,11 +41,12 @@ std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet&
 // `spec` made real as `name` at `where`. With `previous` (the limit it replaces on a reload):
 // kept as it is when nothing about it changed (its keys keep their state, in Redis its local
 // fallback too), its table retuned when only the numbers did (same algorithm and memory: every
-// key keeps its state under the new parameters), else new. Errors: a table that cannot be
-// made, Redis options the algorithm cannot take.
+// key keeps its state under the new parameters, as `on_change` says), else new. Errors: a
+// table that cannot be made, Redis options the algorithm cannot take.
 core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec& spec,
                                          const Placement& where, const CompiledLimit* previous,
-                                         core::Nanos now);
+                                         core::Nanos now,
+                                         config::OnChange on_change = config::OnChange::kKeep);
 
 // Limits made at their first use and kept for every later ask that names them (inline limits,
 // CL.THROTTLE's parameter sets in Redis, RLS overrides): at most `cap`. Thread-safe.

@@ -52,6 +52,11 @@ std::optional<std::string_view> cookie(const RequestView& r, std::string_view na
   return std::nullopt;
 }
 
+bool trusted_peer(const RequestView& request, std::span<const config::Cidr> trusted) {
+  CanonicalAddress peer;
+  return !trusted.empty() && peer.parse(request.peer) && trusted_address(peer, trusted);
+}
+
 void client_address(const RequestView& request, std::span<const config::Cidr> trusted,
                     CanonicalAddress& out) {
   if (!out.parse(request.peer) || trusted.empty() || !trusted_address(out, trusted)) return;

@@ -6,6 +6,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,11 +69,27 @@ struct CompiledLimit {
 
 struct CompiledRule {
   config::Rule rule;
-  CompiledLimit limit;
+  CompiledLimit limit;  // the rule's own: its `limit`, or its tier `default`
+  // Its tiers' and overrides' limits, each with its own table, by tier name and by key.
+  std::map<std::string, CompiledLimit, std::less<>> tiers;
+  std::map<std::string, CompiledLimit, std::less<>> overrides;
   // The decision service's use, by the frontend that asks (Via: check API, SLUICE.CHECK).
   std::shared_ptr<std::array<RuleCounters, kVias>> check_counters;
 
   core::Nanos max_wait() const { return rule.action == config::Action::kDelay ? rule.max_wait : 0; }
+
+  // The limit `key` is charged against: its override, else its tier's (nullopt: the request
+  // names none, or is not trusted to), else the rule's own.
+  const CompiledLimit& limit_for(std::string_view key, std::optional<std::string_view> tier) const {
+    if (!overrides.empty()) {
+      if (auto it = overrides.find(key); it != overrides.end()) return it->second;
+    }
+    if (tier && !tiers.empty()) {
+      if (auto it = tiers.find(*tier); it != tiers.end()) return it->second;
+    }
+    return limit;
+  }
+  bool has_variants() const { return !tiers.empty() || !overrides.empty(); }
 };
 
 namespace detail {

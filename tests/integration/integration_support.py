@@ -6,6 +6,7 @@ A conftest imports it after putting this folder on sys.path:
 """
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -88,3 +89,16 @@ def cell_reply_matches(reply, expected):
         return False
     return all(want - 1 <= got <= want if want > 0 else got == want
                for got, want in zip(reply[3:5], expected[3:5]))
+
+
+def status_from(port, source, headers):
+    """GET / on 127.0.0.1:`port` from the loopback address `source` (127.0.0.2 is a client
+    that is not 127.0.0.1's trusted proxy); the response's status code."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5,
+                                  source_address=(source, 0)) as s:
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        s.sendall(f"GET / HTTP/1.1\r\nHost: x\r\n{head}Connection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])

@@ -162,6 +162,26 @@ struct RedisSettings {
 
 inline constexpr std::int64_t kDefaultMaxPermits = 100000;
 
+// A limit a rule applies instead of its own to some requests: a tier's (`tiers: {pro: ...}`,
+// chosen by the rule's `tier` attribute) or one key's (`overrides: {"customer-42": ...}`).
+// Each is compiled apart, with its own table: a key is charged against the one it selects.
+struct LimitVariant {
+  std::string name;        // the tier's name, or the key
+  std::string limit_text;  // as written
+  spec::LimitSpec limit;
+  int line = 0;
+  friend bool operator==(const LimitVariant&, const LimitVariant&) = default;
+};
+
+// `on_change:` what a change of a rule's limit (PUT, reload, a tier's or override's change)
+// does to the state of keys already seen (Bucket4j's TokensInheritanceStrategy): carried over as
+// the algorithm's reference does (keep, the default), forgotten (reset: every key starts full),
+// or rescaled so each key keeps the same fraction of its capacity (proportional).
+enum class OnChange { kKeep, kReset, kProportional };
+
+// The tier of `tiers:` a request falls into when its attribute is missing or names no tier.
+inline constexpr std::string_view kDefaultTier = "default";
+
 struct Rule {
   std::string name;
   std::string limit_text;  // as written: "token-bucket:rate=10/s,burst=20"
@@ -183,6 +203,13 @@ struct Rule {
   // on_deny: {block: D}: a key this rule refuses is refused for D from then on, without
   // deciding the limit (a ban). Unset: no block. Local, rate rules only (checks.cpp).
   std::optional<core::Nanos> block;
+  // `tier: header:X-Plan` and `tiers: {free: ..., pro: ...}`: the attribute whose value names
+  // the tier (read in the gateway only from trusted_proxies peers). `tiers` holds every tier,
+  // `default` (required) among them, and `limit` is then the default's.
+  std::optional<KeyPart> tier;
+  std::vector<LimitVariant> tiers;
+  std::vector<LimitVariant> overrides;  // by key text ("part|part"), over any tier
+  OnChange on_change = OnChange::kKeep;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;

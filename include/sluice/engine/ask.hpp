@@ -21,11 +21,14 @@ inline constexpr std::size_t kVias = 2;
 
 // One key against a configured rule. A delay rule waits up to its max_wait; others decide at
 // once. A concurrency rule's permit is held until released (Outcome::lease).
+// `tier` names the rule's tier (the caller's own attribute, as a trusted proxy's is believed in
+// the gateway); empty or unknown: the tier `default`. The key's override, if any, comes first.
 struct RuleAsk {
   std::string_view rule;
   std::string_view key;
   std::int64_t cost = 1;
   Via via = Via::kCheckApi;
+  std::string_view tier = {};
 };
 
 // One key against a limit given in the request ("gcra:rate=10/s,burst=5"); its table is made

@@ -44,4 +44,8 @@ using CanonicalAddress = proto::http::IpAddress;
 void client_address(const RequestView& request, std::span<const config::Cidr> trusted,
                     CanonicalAddress& out);
 
+// Whether the socket peer itself is in `trusted` (a proxy whose attributes, a rule's tier
+// among them, are believed).
+bool trusted_peer(const RequestView& request, std::span<const config::Cidr> trusted);
+
 }  // namespace sluice::engine

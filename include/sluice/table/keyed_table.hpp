@@ -18,6 +18,7 @@
 #include "sluice/core/algorithm.hpp"
 #include "sluice/core/int128.hpp"
 #include "sluice/core/peek.hpp"
+#include "sluice/core/rescale.hpp"
 #include "sluice/table/key_hash.hpp"
 #include "sluice/table/slot_arena.hpp"
 
@@ -190,11 +191,14 @@ class KeyedTable {
   }
 
   // New parameters for every key from the next decision on; each key's state is carried over
-  // as its algorithm's reference does (A::retune). Thread-safe; concurrent decisions go on.
-  void retune(const Params& params, core::Nanos now) {
+  // as its algorithm's reference does (A::retune), then with `proportional` rescaled to keep
+  // its share of the capacity (core::rescale, where A has one). Thread-safe; concurrent
+  // decisions go on.
+  void retune(const Params& params, core::Nanos now, bool proportional = false) {
     std::lock_guard<std::mutex> guard(retune_mutex_);
     const int old = parity_.load(std::memory_order_relaxed);
     params_[1 - old] = params;
+    proportional_[1 - old] = proportional;
     parity_.store(1 - old, std::memory_order_release);
     for (std::size_t b = 0; b < bucket_count_; ++b) {
       for (Slot& s : buckets_[b].slots) {
@@ -351,6 +355,9 @@ class KeyedTable {
     const int was = parity_of(held);
     if (was == cur) return;
     s.state = A::retune(params_[was], params_[cur], s.state, now);
+    if constexpr (core::Rescalable<A>) {
+      if (proportional_[cur]) s.state = core::rescale(params_[was], params_[cur], s.state, now);
+    }
     held = cur == 1 ? (held | kParity) : (held & ~kParity);
   }
 
@@ -490,6 +497,7 @@ class KeyedTable {
   Bucket* buckets_;
   std::size_t bucket_count_;
   Params params_[2];
+  bool proportional_[2] = {false, false};  // under each buffer: on_change: proportional
   std::atomic<int> parity_{0};
   alignas(64) std::atomic<core::Nanos> latest_{std::numeric_limits<core::Nanos>::min()};
   std::mutex retune_mutex_;

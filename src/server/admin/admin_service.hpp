@@ -60,6 +60,10 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply reset_key(const AdminRequest& request);
   Reply get_block(const AdminRequest& request);
   Reply unblock(const AdminRequest& request);
+  // GET, PUT, DELETE /v1/rules/{name}/overrides/{key} (override_handlers.cpp)
+  Reply get_override(const AdminRequest& request);
+  Reply put_override(const AdminRequest& request);
+  Reply delete_override(const AdminRequest& request);
 
   // Who may use the admin listener, as the rules in force say.
   std::shared_ptr<const AdminAccess> access() const;
@@ -89,6 +93,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply erase(const AdminRequest& request);
   Reply check_body(const AdminRequest& request);  // :validate, on the worker
   Reply counted(Reply reply);                     // into changes_ok_ or changes_error_
+  Reply change_override(const AdminRequest& request, bool put);  // on the worker
 
   std::array<std::atomic<std::uint64_t>, 600> replies_{};  // by status code
   std::atomic<std::uint64_t> changes_ok_{0};

@@ -31,7 +31,9 @@ struct Check {
 };
 
 engine::Ask ask_of(const CheckInput& in) {
-  if (in.limit.empty()) return engine::RuleAsk{in.rule, in.key, in.cost};
+  if (in.limit.empty()) {
+    return engine::RuleAsk{in.rule, in.key, in.cost, engine::Via::kCheckApi, in.tier};
+  }
   return engine::InlineAsk{in.limit, in.key, in.cost, in.max_wait};
 }
 

@@ -52,6 +52,7 @@ std::optional<InputError> read_field(std::string_view name, const json::value& v
   if (name == "rule") return text(out.rule);
   if (name == "limit") return text(out.limit);
   if (name == "key") return text(out.key);
+  if (name == "tier") return text(out.tier);
   if (name == "cost") {
     const auto cost = cost_of(v);
     if (!cost) {
@@ -68,9 +69,9 @@ std::optional<InputError> read_field(std::string_view name, const json::value& v
     out.max_wait = *parsed;
     return std::nullopt;
   }
-  return InputError{
-      "unknown field '" + std::string(name) + "' (accepted: rule, limit, key, cost, max_wait)",
-      std::string(name)};
+  return InputError{"unknown field '" + std::string(name) +
+                        "' (accepted: rule, limit, key, cost, max_wait, tier)",
+                    std::string(name)};
 }
 
 // The rules every check obeys, however it arrived.
@@ -88,6 +89,10 @@ std::optional<InputError> complete(const CheckInput& in, bool has_max_wait) {
         "missing rule: give 'rule' (a configured rule's name) or 'limit' (an inline limit "
         "such as \"gcra:rate=10/s,burst=5\")",
         "rule"};
+  }
+  if (!in.tier.empty() && in.rule.empty()) {
+    return InputError{"'tier' goes with a configured 'rule' that has tiers, not an inline limit",
+                      "tier"};
   }
   if (has_max_wait && !in.rule.empty()) {
     return InputError{
@@ -146,15 +151,19 @@ ParsedCheck parse_check_query(std::string rule, std::string_view query) {
   out.input.rule = std::move(rule);
   bool has_key = false;
   bool has_cost = false;
+  bool has_tier = false;
   for (const auto& [name, value] : proto::http::form_pairs(query)) {
-    bool* seen = name == "key" ? &has_key : name == "cost" ? &has_cost : nullptr;
+    bool* seen = name == "key"    ? &has_key
+                 : name == "cost" ? &has_cost
+                 : name == "tier" ? &has_tier
+                                  : nullptr;
     if (seen == nullptr) {
-      return refused("unknown query parameter '" + name + "' (accepted: key, cost)", name);
+      return refused("unknown query parameter '" + name + "' (accepted: key, cost, tier)", name);
     }
     if (*seen) return refused("query parameter '" + name + "' given twice", name);
     *seen = true;
-    if (name == "key") {
-      out.input.key = value;
+    if (name == "key" || name == "tier") {
+      (name == "key" ? out.input.key : out.input.tier) = value;
       continue;
     }
     auto cost = core::parse_count(value, "cost");

@@ -25,6 +25,7 @@ struct CheckInput {
   std::string key;
   std::int64_t cost = 1;
   core::Nanos max_wait = 0;  // inline limits only: a rule has its own
+  std::string tier;          // rules only: the tier the caller puts the key in
 };
 
 // A refused input: the problem in words, and the field at fault ("key", "cost", "body", ...).

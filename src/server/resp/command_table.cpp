@@ -39,7 +39,7 @@ constexpr CommandInfo kConfig[] = {
 // rule).
 constexpr CommandInfo kCommands[] = {
     {"cl.throttle", -5, 6, 1, 1, 1, cl_throttle, {}},
-    {"sluice.check", -3, 4, 2, 2, 1, sluice_check, {}},
+    {"sluice.check", -3, 6, 2, 2, 1, sluice_check, {}},
     {"sluice.release", 2, 0, 0, 0, 0, sluice_release, {}},
     {"sluice.peek", 3, 0, 2, 2, 1, sluice_peek, {}},
     {"sluice.reset", 3, 0, 2, 2, 1, sluice_reset, {}},

@@ -34,6 +34,7 @@ std::vector<fs::path> good_files() {
   auto files = files_in(kCorpus / "good");
   files.push_back(kSourceRoot / "examples" / "gateway.yaml");
   files.push_back(kSourceRoot / "examples" / "adaptive.yaml");
+  files.push_back(kSourceRoot / "examples" / "tiers.yaml");
   return files;
 }
 
@@ -74,6 +75,13 @@ std::vector<ConfigError> errors_of(const std::string& yaml) {
 }
 
 // Field by field, ignoring source lines (a written-back file has its own).
+// A rule's tiers or overrides as "name=limit" texts (their lines differ once written out).
+std::vector<std::string> limit_texts(const std::vector<LimitVariant>& variants) {
+  std::vector<std::string> out;
+  for (const auto& v : variants) out.push_back(v.name + "=" + v.limit_text);
+  return out;
+}
+
 void expect_same(const RuleSet& a, const RuleSet& b) {
   EXPECT_EQ(a.listen, b.listen);
   EXPECT_EQ(a.admin, b.admin);
@@ -133,6 +141,10 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
     EXPECT_EQ(x.body, y.body);
     EXPECT_EQ(x.on_missing_key, y.on_missing_key);
     EXPECT_EQ(x.log_key, y.log_key);
+    EXPECT_EQ(x.tier, y.tier);
+    EXPECT_EQ(limit_texts(x.tiers), limit_texts(y.tiers));
+    EXPECT_EQ(limit_texts(x.overrides), limit_texts(y.overrides));
+    EXPECT_EQ(x.on_change, y.on_change);
   }
 }
 
