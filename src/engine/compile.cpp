@@ -7,6 +7,7 @@
 #include "internal.hpp"
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
+#include "top_sketch.hpp"
 
 namespace sluice::engine::detail {
 namespace {
@@ -57,6 +58,7 @@ bool unchanged(const CompiledRule& previous, const config::Rule& rule, const con
 core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
                                                            const config::Rule& rule,
                                                            const CompiledRule* previous,
+                                                           const std::shared_ptr<TopBudget>& budget,
                                                            core::Nanos now) {
   auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
                           previous != nullptr ? &previous->limit : nullptr, now);
@@ -69,6 +71,8 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
                           ? previous->limit.blocks
                           : std::make_shared<BlockTable>();
   }
+  c->limit.top = previous != nullptr && previous->limit.top ? previous->limit.top
+                                                            : std::make_shared<TopSlot>(budget);
   c->check_counters = previous != nullptr ? previous->check_counters
                                           : std::make_shared<std::array<RuleCounters, kVias>>();
   return c;
@@ -138,6 +142,8 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
   auto snap = std::make_shared<Snapshot>();
   snap->rules = std::move(rules);
   snap->version = old != nullptr ? old->version + 1 : 1;
+  snap->top_budget =
+      old != nullptr ? old->top_budget : std::make_shared<TopBudget>(TopKeys::kMaxRules);
   std::string errors;
   snap->compiled.reserve(snap->rules.rules.size());
   for (const config::Rule& rule : snap->rules.rules) {
@@ -146,7 +152,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
       snap->compiled.push_back(old->shared_rule(rule.name));
       continue;
     }
-    auto c = compile_rule(snap->rules, rule, previous, now);
+    auto c = compile_rule(snap->rules, rule, previous, snap->top_budget, now);
     if (!c) {
       errors += "rule '" + rule.name + "': " + c.error() + "\n";
       continue;

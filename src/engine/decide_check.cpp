@@ -18,6 +18,12 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
   const bool enforced = rule == nullptr || rule->action != config::Action::kDryRun;
   out.applied.push_back(
       applied(limit, rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, counters));
+  const table::KeyHash hash = table::hash_key(key);
+  if (limit.top) {
+    KeyTag& tag = OutcomeAccess::key(out.applied.back());
+    tag.clear(hash.bucket);
+    tag.append(key);
+  }
   if (limit.in_redis()) {
     std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
     remote->kind = kind;
@@ -30,7 +36,7 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
-  local::LimitAsk ask{&limit.table->table, table::hash_key(key), max_wait, false};
+  local::LimitAsk ask{&limit.table->table, hash, max_wait, false};
   const bool blocks = limit.blocks && rule != nullptr && rule->block && enforced;
   if (blocks) {
     if (const auto until = limit.blocks->blocked_until(ask.key, now)) {
@@ -94,6 +100,7 @@ void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book) {
   }
   if (RuleCounters* counters = counters_of(a)) {
     count_decision(*counters, out.total.allowed, a.enforced, out.total.delay);
+    note_key(a, !out.total.allowed, now);
   }
   // A dry-run rule never tells its caller to refuse.
   out.verdict = out.total.allowed || !a.enforced ? Verdict::kAllow : Verdict::kDeny;

@@ -32,6 +32,13 @@ const CompiledRoute* match(const Snapshot& snap, const RequestView& r) {
 
 void count(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 
+// The rule's key for its top keys: its text (cut short) under the hash the engine has.
+void tag_key(const config::Rule& rule, const RequestView& r, const Outcome& out,
+             std::string_view route, std::uint64_t hash, KeyTag& tag) {
+  tag.clear(hash);
+  tag.set = tag_request_key(rule.key, r, out.client(), route, tag);
+}
+
 // Dry-run rules: each decided alone, as if enforced, and counted; never blocking.
 void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nanos now,
                     Outcome& out) {
@@ -45,7 +52,10 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nano
     local::EachDecision each;
     const core::Decision d = local::decide_all({&ask, 1}, now, 1, {&each, 1}, leases_of(out));
     count(d.allowed ? rr.counters->allowed : rr.counters->dry_run_denied);
-    out.applied.push_back(applied(rule.limit, &rule.rule, d, false, rr.counters.get()));
+    Applied& a =
+        out.applied.emplace_back(applied(rule.limit, &rule.rule, d, false, rr.counters.get()));
+    tag_key(rule.rule, r, out, route.route.name, ask.key.bucket, OutcomeAccess::key(a));
+    note_key(a, !d.allowed, now);
   }
 }
 
@@ -54,6 +64,7 @@ struct RuleKey {
   table::KeyHash hash{};
   std::string text;
   bool missing = false;
+  KeyTag tag;  // for the rule's top keys
 };
 
 // Keys of every enforce rule; false (with `out` a denial) when a rule that denies a missing
@@ -67,7 +78,11 @@ bool enforce_keys(const CompiledRoute& route, const RequestView& r, Outcome& out
         rule.limit.in_redis()
             ? request_key_text(rule.rule.key, r, out.client(), route.route.name, keys[i].text)
             : hash_request_key(rule.rule.key, r, out.client(), route.route.name, keys[i].hash);
-    if (present) continue;
+    if (present) {
+      if (rule.limit.in_redis()) keys[i].hash = table::hash_key(keys[i].text);
+      tag_key(rule.rule, r, out, route.route.name, keys[i].hash.bucket, keys[i].tag);
+      continue;
+    }
     keys[i].missing = true;
     count(rr.counters->missing_key);  // counted once: a missing key, not also a denial
     if (rule.rule.on_missing_key != config::OnMissingKey::kDeny) continue;
@@ -97,7 +112,10 @@ bool refuse_blocked(const CompiledRoute& route, std::span<const RuleKey> keys, c
     out.status = rule.rule.status;
     out.body = rule.rule.body;
     out.total = blocked_decision(*until, now, rule.limit.quota);
-    out.applied.push_back(applied(rule.limit, &rule.rule, out.total, true, rr.counters.get()));
+    Applied& a = out.applied.emplace_back(
+        applied(rule.limit, &rule.rule, out.total, true, rr.counters.get()));
+    OutcomeAccess::key(a) = keys[i].tag;
+    note_key(a, true, now);
     out.decided_by = static_cast<int>(out.applied.size() - 1);
     count(rr.counters->denied);
     return true;
@@ -146,6 +164,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     if (keys[i].missing) continue;
     Applied a = applied(rule.limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, true,
                         rr.counters.get());
+    OutcomeAccess::key(a) = keys[i].tag;
     if (!rule.limit.in_redis()) {
       if (const local::EachDecision& d = each[j++]) {
         a.decision = *d;
@@ -182,14 +201,17 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
 
 void conclude_http(Outcome& out) {
   const bool allowed = out.total.allowed;
+  const core::Nanos now = OutcomeAccess::asked_at(out);
   for (std::size_t k = 0; k < out.applied.size(); ++k) {
     const Applied& a = out.applied[k];
     if (!a.enforced) continue;
     if (allowed) {
       count(counters_of(a)->allowed);
       if (a.decision.delay > 0) count(counters_of(a)->delayed);
+      note_key(a, false, now);
     } else if (!a.decision.allowed) {
       count(counters_of(a)->denied);
+      note_key(a, true, now);
       if (out.decided_by < 0) out.decided_by = static_cast<int>(k);
     }
   }

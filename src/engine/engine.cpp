@@ -10,6 +10,7 @@
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/local/combined_decision.hpp"
+#include "top_sketch.hpp"
 
 namespace sluice::engine {
 
@@ -117,6 +118,7 @@ Progress EngineState::start(std::shared_ptr<const Snapshot> snap, const Ask& ask
                             Outcome& out) {
   out.reset();
   OutcomeAccess::snapshot(out) = std::move(snap);
+  OutcomeAccess::asked_at(out) = now;
   return Kinds::kRows[ask.index()].start(*this, snapshot_of(out), ask, now, out);
 }
 
@@ -221,6 +223,21 @@ void Engine::decide(const Ask& ask, core::Nanos now, Outcome& out) {
 bool Engine::release_lease(std::string_view token) { return state_->leases().release(token); }
 
 void Engine::expire_leases(core::Nanos now) { state_->leases().expire(now); }
+
+std::optional<TopKeys> Engine::top_keys(std::string_view rule, TopBy by, std::size_t n,
+                                        core::Nanos now) const {
+  const auto snap = state_->snapshot();
+  const CompiledRule* r = snap->rule(rule);
+  if (r == nullptr) return std::nullopt;
+  TopKeys top;
+  const detail::TopSlot* slot = r->limit.top.get();
+  if (slot == nullptr) return top;
+  top.refused = slot->refused();
+  if (const detail::TopSketch* sketch = slot->get()) {
+    top.keys = sketch->top(by, n, now, r->rule.log_key == config::LogKey::kHash);
+  }
+  return top;
+}
 
 TableUse Engine::throttle_use() const {
   const table::TableStats st = state_->throttle().stats();

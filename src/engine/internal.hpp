@@ -14,6 +14,7 @@
 #include "sluice/engine/outcome.hpp"
 #include "sluice/local/policy.hpp"
 #include "snapshot.hpp"
+#include "top_sketch.hpp"
 
 namespace sluice::engine::detail {
 
@@ -67,6 +68,9 @@ struct OutcomeAccess {
   static local::Leases& leases(HeldPermits& p) {
     return *std::launder(reinterpret_cast<local::Leases*>(p.storage_));
   }
+  static core::Nanos& asked_at(Outcome& o) { return o.asked_at_; }
+  static KeyTag& key(Applied& a) { return a.key_; }
+  static const KeyTag& key(const Applied& a) { return a.key_; }
   static const CompiledLimit* compiled(const Applied& a) { return a.compiled_; }
   static RuleCounters* counters(const Applied& a) { return a.counters_; }
   static Applied make(const CompiledLimit& limit, const config::Rule* rule,
@@ -103,6 +107,15 @@ inline void count_decision(RuleCounters& c, bool allowed, bool enforced, core::N
   std::atomic<std::uint64_t>& n = allowed ? c.allowed : enforced ? c.denied : c.dry_run_denied;
   n.fetch_add(1, std::memory_order_relaxed);
   if (allowed && delay > 0) c.delayed.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Notes one decision of a rule in its top keys (sluice/engine/top_keys.hpp): nothing for a limit
+// without them (inline, RLS) or a key the request lacked.
+inline void note_key(const Applied& a, bool denied, core::Nanos now) {
+  const KeyTag& tag = OutcomeAccess::key(a);
+  TopSlot* slot = compiled_of(a).top.get();
+  if (slot == nullptr || !tag.set) return;
+  if (TopSketch* top = slot->take()) top->note(tag, denied, now);
 }
 
 // An ask refused before it is decided.

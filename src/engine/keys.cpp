@@ -91,4 +91,22 @@ bool request_key_text(std::span<const config::KeyPart> parts, const RequestView&
   return true;
 }
 
+bool tag_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
+                     std::string_view client, std::string_view route, KeyTag& tag) {
+  proto::http::IpAddress network;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto v = part_value(parts[i], r, client, route, network);
+    if (!v) return false;
+    if (i > 0) tag.append("|");
+    tag.append(*v);
+  }
+  return true;
+}
+
+void hash_hex(std::uint64_t hash, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.assign(16, '0');
+  for (int i = 15; i >= 0; --i, hash >>= 4) out[static_cast<std::size_t>(i)] = kHex[hash & 15];
+}
+
 }  // namespace sluice::engine::detail

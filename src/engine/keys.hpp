@@ -3,12 +3,14 @@
 // only when a store needs it (Redis, logs). Internal to the engine.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/engine/outcome.hpp"
 #include "sluice/engine/request_view.hpp"
 #include "sluice/proto/http/ip_address.hpp"
 #include "sluice/table/key_hash.hpp"
@@ -30,5 +32,13 @@ bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView&
 // The key's text ("part|part"); false when a part is missing.
 bool request_key_text(std::span<const config::KeyPart> parts, const RequestView& r,
                       std::string_view client, std::string_view route, std::string& out);
+
+// The key's text cut to KeyTag's bytes, after `tag.clear(hash)` with its hash; false when a
+// part is missing.
+bool tag_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
+                     std::string_view client, std::string_view route, KeyTag& tag);
+
+// A key's hash as the access log shows it under log_key: hash: 16 hex digits.
+void hash_hex(std::uint64_t hash, std::string& out);
 
 }  // namespace sluice::engine::detail

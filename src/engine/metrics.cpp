@@ -1,10 +1,11 @@
 // The engine's counters in the registry (engine.hpp): the decisions of every frontend by rule
 // and outcome (one family: the gateway's by route, the check API's and SLUICE.CHECK's by rule,
 // CL.THROTTLE's, the RLS limits'), each local table's occupancy, CL.THROTTLE's table, the
-// decision service's held permits.
+// decision service's held permits, each rule's memory.
 #include "engine_state.hpp"
 #include "rls_tree.hpp"
 #include "sluice/engine/engine.hpp"
+#include "top_sketch.hpp"
 
 namespace sluice::engine {
 namespace {
@@ -28,14 +29,16 @@ constexpr TableFigure kTableFigures[] = {
      [](const table::TableStats& s) { return static_cast<double>(s.keys); }},
     {{"sluice_limit_capacity", Kind::kGauge, "Slots in the rule's table."},
      [](const table::TableStats& s) { return static_cast<double>(s.capacity); }},
-    {{"sluice_limit_memory_bytes", Kind::kGauge, "Memory budget mapped for the rule's table."},
-     [](const table::TableStats& s) { return static_cast<double>(s.memory_bytes); }},
     {{"sluice_limit_evictions_total", Kind::kCounter,
       "Live keys evicted to make room for new ones."},
      [](const table::TableStats& s) { return static_cast<double>(s.evictions); }},
     {{"sluice_limit_idle_drops_total", Kind::kCounter, "Idle keys dropped to make room."},
      [](const table::TableStats& s) { return static_cast<double>(s.idle_drops); }},
 };
+
+constexpr Family kMemory{"sluice_limit_memory_bytes", Kind::kGauge,
+                         "Memory a rule holds: its table's mapped budget (a local rule) and its "
+                         "top keys."};
 
 constexpr Family kThrottleKeys{"sluice_resp_throttle_keys", Kind::kGauge, "CL.THROTTLE keys held."};
 constexpr Family kThrottleEvictions{"sluice_resp_throttle_evictions_total", Kind::kCounter,
@@ -101,6 +104,12 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
         if (!c->limit.table) continue;
         sink.add(f.family, {{"rule", c->rule.name}}, f.get(local::stats_of(*c->limit.table)));
       }
+    }
+    sink.declare(kMemory);
+    for (const auto& c : snap->compiled) {
+      const std::size_t table = c->limit.table ? local::stats_of(*c->limit.table).memory_bytes : 0;
+      const std::size_t top = c->limit.top && c->limit.top->get() ? detail::kTopSketchBytes : 0;
+      sink.add(kMemory, {{"rule", c->rule.name}}, static_cast<double>(table + top));
     }
     const table::TableStats t = state->throttle().stats();
     sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));

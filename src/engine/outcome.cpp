@@ -86,6 +86,7 @@ void Outcome::reset() {
   lease_token.clear();
   lease_ttl = 0;
   route_ = nullptr;
+  asked_at_ = 0;
   permits_.clear();
   remote_.reset();
   client_ = CanonicalAddress();
@@ -116,12 +117,7 @@ bool Outcome::log_key(const Applied& a, const RequestView& r, std::string& out) 
     out.clear();
     return false;
   }
-  if (a.rule->log_key == config::LogKey::kHash) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::uint64_t h = table::hash_key(out).bucket;
-    out.assign(16, '0');
-    for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 15];
-  }
+  if (a.rule->log_key == config::LogKey::kHash) detail::hash_hex(table::hash_key(out).bucket, out);
   return true;
 }
 

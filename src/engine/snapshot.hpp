@@ -22,6 +22,11 @@
 
 namespace sluice::engine {
 
+namespace detail {
+class TopSlot;  // top_sketch.hpp
+class TopBudget;
+}  // namespace detail
+
 // Counters of one rule on one route (the Prometheus labels rule= and route=). Each request a
 // rule takes part in is counted once, under one outcome.
 struct RuleCounters {
@@ -50,6 +55,8 @@ struct CompiledLimit {
     std::shared_ptr<RuleCounters> counters = std::make_shared<RuleCounters>();  // kept on reload
   };
   std::optional<Rls> rls;
+  // A configured rule's top keys by requests and denials (kept across reloads of the rule).
+  std::shared_ptr<detail::TopSlot> top;
 
   bool in_redis() const { return remote != nullptr; }
   bool unlimited() const { return !table && !remote; }
@@ -89,6 +96,7 @@ struct Snapshot {
   std::vector<std::unique_ptr<CompiledRoute>> routes;
   std::shared_ptr<const detail::RlsDomains> rls;  // null without `rls:` domains
   std::uint64_t version = 0;
+  std::shared_ptr<detail::TopBudget> top_budget;  // the rules' top keys (the same on reload)
 
   const CompiledRule* rule(std::string_view name) const {
     const auto it = by_name.find(name);

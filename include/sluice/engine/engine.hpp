@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "sluice/config/rule_set.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/outcome.hpp"
+#include "sluice/engine/top_keys.hpp"
 #include "sluice/metrics/registry.hpp"
 
 namespace sluice::engine {
@@ -66,6 +68,11 @@ class Engine {
 
   // Rule counters, table occupancy and held permits, per rule and route, in `registry`.
   [[nodiscard]] metrics::Registry::Registration register_metrics(metrics::Registry& registry);
+
+  // The `n` keys rule `rule` met most by `by` over the TopKeys::kWindowSeconds up to `now`
+  // (raw, or hashed under log_key: hash). nullopt: no rule of that name.
+  std::optional<TopKeys> top_keys(std::string_view rule, TopBy by, std::size_t n,
+                                  core::Nanos now) const;
 
   // CL.THROTTLE's local table (the keys held, for INFO and metrics).
   TableUse throttle_use() const;

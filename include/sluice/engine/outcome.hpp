@@ -16,6 +16,7 @@
 #include "sluice/core/decision.hpp"
 #include "sluice/engine/quota.hpp"
 #include "sluice/engine/request_view.hpp"
+#include "sluice/engine/top_keys.hpp"
 
 namespace sluice::engine {
 
@@ -43,6 +44,20 @@ struct LimitView {
   const config::RlsRateLimit* rls = nullptr;  // an RLS limit: its rate_limit as configured
 };
 
+// A rule's key as its top-keys sketch takes it: the hash the access log shows under log_key:
+// hash (table::hash_key's bucket half, of the whole key) and the key's first bytes, kept in
+// place so that noting it allocates nothing.
+struct KeyTag {
+  std::uint64_t hash = 0;
+  std::uint8_t size = 0;
+  bool set = false;  // false: nothing to note (an inline limit, a key the request lacks)
+  char text[TopKeys::kKeyBytes];
+
+  // The key's text, cut to kKeyBytes, in pieces.
+  void clear(std::uint64_t key_hash);
+  void append(std::string_view piece);
+};
+
 // One limit's part in the decision.
 class Applied {
  public:
@@ -56,6 +71,7 @@ class Applied {
   friend struct detail::OutcomeAccess;
   const CompiledLimit* compiled_ = nullptr;
   RuleCounters* counters_ = nullptr;  // where the engine counts it
+  KeyTag key_;                        // what its rule's top keys note
 };
 
 enum class Progress {
@@ -166,7 +182,8 @@ class Outcome {
   friend struct detail::OutcomeAccess;
   std::shared_ptr<const Snapshot> snapshot_;
   const CompiledRoute* route_ = nullptr;
-  HeldPermits permits_;  // concurrency permits held until the response is done
+  core::Nanos asked_at_ = 0;  // the `now` it was decided at (the top keys' minute)
+  HeldPermits permits_;       // concurrency permits held until the response is done
   CanonicalAddress client_;
   std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote_;
 };

@@ -306,4 +306,19 @@ std::string form_decode(std::string_view in) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> form_pairs(std::string_view query) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    out.emplace_back(form_decode(pair.substr(0, eq)), eq == std::string_view::npos
+                                                          ? std::string()
+                                                          : form_decode(pair.substr(eq + 1)));
+  }
+  return out;
+}
+
 }  // namespace sluice::proto::http

@@ -23,6 +23,7 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::get, "/v1/rules/{name}", &AdminService::get_rule},
     AdminRoute{verb::put, "/v1/rules/{name}", &AdminService::put_rule},
     AdminRoute{verb::delete_, "/v1/rules/{name}", &AdminService::delete_rule},
+    AdminRoute{verb::get, "/v1/rules/{name}/top", &AdminService::top_keys},
     AdminRoute{verb::get, "/v1/rules/{name}/keys/{key}", &AdminService::get_key},
     AdminRoute{verb::delete_, "/v1/rules/{name}/keys/{key}", &AdminService::reset_key},
     AdminRoute{verb::get, "/v1/rules/{name}/blocks/{key}", &AdminService::get_block},

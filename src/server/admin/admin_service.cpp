@@ -24,6 +24,7 @@
 #include "sluice/core/clock.hpp"
 #include "sluice/proto/http/field_values.hpp"
 #include "sluice/proto/http/request_target.hpp"
+#include "top_handlers.hpp"
 
 namespace sluice::server {
 namespace {
@@ -272,6 +273,10 @@ Reply AdminService::release(const AdminRequest& request) {
 
 Reply AdminService::release_lease(const AdminRequest& request) {
   return delete_lease(*loop_, request.name);
+}
+
+Reply AdminService::top_keys(const AdminRequest& request) {
+  return server::top_keys(store_->engine(), request.name, request.query, clock_->now());
 }
 
 Reply AdminService::get_key(const AdminRequest& request) {

@@ -58,6 +58,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply reload(const AdminRequest& request);         // POST /v1/reload
 
   // GET and DELETE /v1/rules/{name}/keys/{key}: one key's state, and its reset (key_handlers).
+  Reply top_keys(const AdminRequest& request);  // GET /v1/rules/{name}/top (top_handlers.hpp)
   Reply get_key(const AdminRequest& request);
   Reply reset_key(const AdminRequest& request);
   Reply get_block(const AdminRequest& request);

@@ -146,16 +146,7 @@ ParsedCheck parse_check_query(std::string rule, std::string_view query) {
   out.input.rule = std::move(rule);
   bool has_key = false;
   bool has_cost = false;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const auto eq = pair.find('=');
-    const std::string name = proto::http::form_decode(pair.substr(0, eq));
-    const std::string value = eq == std::string_view::npos
-                                  ? std::string()
-                                  : proto::http::form_decode(pair.substr(eq + 1));
+  for (const auto& [name, value] : proto::http::form_pairs(query)) {
     bool* seen = name == "key" ? &has_key : name == "cost" ? &has_cost : nullptr;
     if (seen == nullptr) {
       return refused("unknown query parameter '" + name + "' (accepted: key, cost)", name);

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::proto::http {
 
@@ -57,5 +59,9 @@ std::optional<std::string> percent_decode(std::string_view in);
 // application/x-www-form-urlencoded (a query string's names and values): '+' is a space, %XX
 // a byte, and a '%' not followed by two hex digits stays as it is.
 std::string form_decode(std::string_view in);
+
+// A query string's name=value pairs, each form_decode'd, in order (empty pairs skipped; a name
+// without '=' has an empty value).
+std::vector<std::pair<std::string, std::string>> form_pairs(std::string_view query);
 
 }  // namespace sluice::proto::http
