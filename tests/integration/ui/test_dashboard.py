@@ -1,7 +1,7 @@
 """The dashboard at /ui/ in headless Chromium, against a real sluice with an admin token, a
 gateway route and demo-upstream: the token asked for, a chart that moves under load, a rule
 edited in the page changing the 429s, a bad rate refused beside its field, and the edit kept
-across a restart. Screenshots go to build/<preset>/test-artifacts/ui/ (docs/dashboard.md)."""
+across a restart; the limited client in the rule's top list. Screenshots go to build/<preset>/test-artifacts/ui/ (docs/dashboard.md)."""
 import threading
 import time
 
@@ -89,6 +89,12 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
         assert 1 <= latest(browser, "allowed") <= 12, "about 5 a second pass a 5/s limit"
         before = load.recent()
         assert before.get(429, 0) > before.get(200, 0), before
+        # The limited client is at the top of the rule's list of denied keys.
+        top = '.top[data-rule="per-client"] tbody tr'
+        row = browser.wait(f"(() => {{ const r = document.querySelector('{top}');"
+                           " return r && Number(r.cells[2].textContent) > 10"
+                           " && [...r.cells].map((c) => c.textContent); })()")
+        assert row[0] == "127.0.0.1" and int(row[1]) > int(row[2]), row
         browser.screenshot("2-rates.png")
 
         # A bad rate is refused beside the limit field, and the rule stays as it was.
