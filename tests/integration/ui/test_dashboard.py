@@ -97,6 +97,17 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
         assert row[0] == "127.0.0.1" and int(row[1]) > int(row[2]), row
         browser.screenshot("2-rates.png")
 
+        # The key lookup shows that client's state, and Reset drops it.
+        browser.call("type", selector="#key-name", text="127.0.0.1")
+        browser.call("click", selector="#key-form button[type=submit]")
+        state = browser.wait("(() => { const t = document.getElementById('key-state').textContent;"
+                             " return t.includes('127.0.0.1') && JSON.parse(t); })()")
+        assert state["rule"] == "per-client" and state["seen"] is True and state["limit"] > 0, state
+        browser.call("click", selector="#key-reset")
+        state = browser.wait("(() => { const t = document.getElementById('key-state').textContent;"
+                             " return t.includes('\"reset\": true') && JSON.parse(t); })()")
+        assert state["reset"] is True, state
+
         # A bad rate is refused beside the limit field, and the rule stays as it was.
         browser.call("type", selector=f"{ROW} input.limit", text="gcra:rate=fast,burst=5")
         browser.call("click", selector=f"{ROW} button.save")
