@@ -37,6 +37,12 @@ PACKAGES=(
 install_ui_test_deps() {
   local dir
   dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/integration/ui"
+  # Debian's npm conflicts with a nodejs that brings its own (NodeSource's): only when missing.
+  if ! command -v npm >/dev/null; then
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm
+  fi
   if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
      [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     echo "install-deps: npm ci in tests/integration/ui"
@@ -66,8 +72,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# Debian's npm conflicts with a nodejs that brings its own (NodeSource's): only when missing.
-if ! command -v npm >/dev/null; then
-  $SUDO apt-get install -y -qq --no-install-recommends npm
-fi
 install_ui_test_deps
