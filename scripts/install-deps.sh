@@ -28,7 +28,27 @@ PACKAGES=(
   # shipping (docs/packaging.md): systemd readiness, the man page, the .deb (dpkg-shlibdeps and
   # file for CPack) and its tests (dpkg-deb, systemd-analyze verify, man -l, lintian)
   libsystemd-dev help2man dpkg-dev file systemd man-db lintian
+  # the dashboard test (tests/integration/ui): headless Chromium, driven by puppeteer-core
+  # under node (npm ci below)
+  chromium nodejs
 )
+
+# puppeteer-core for the dashboard test, at the version its package-lock.json pins.
+install_ui_test_deps() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/integration/ui"
+  # Debian's npm conflicts with a nodejs that brings its own (NodeSource's): only when missing.
+  if ! command -v npm >/dev/null; then
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm
+  fi
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+     [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "install-deps: npm ci in tests/integration/ui"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+}
 
 # One dpkg-query for all of them (a call per package costs about 10 ms each: `make run` and
 # `make` pass through here every time).
@@ -42,6 +62,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_ui_test_deps
   exit 0
 fi
 
@@ -51,3 +72,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_ui_test_deps

@@ -2,6 +2,7 @@
 // series, and writing the exposition text.
 #include "sluice/metrics/registry.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -123,6 +124,18 @@ double Registry::value(std::string_view name, std::initializer_list<Label> label
     }
   }
   return total;
+}
+
+std::vector<Registry::Sample> Registry::samples(
+    std::initializer_list<std::string_view> families) const {
+  Gather g;
+  collect(g);
+  std::vector<Sample> out;
+  for (const auto& fam : g.families) {
+    if (std::find(families.begin(), families.end(), fam.name) == families.end()) continue;
+    for (const auto& s : fam.series) out.push_back(Sample{fam.name + s.suffix, s.pairs, s.value});
+  }
+  return out;
 }
 
 }  // namespace sluice::metrics

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::metrics {
 
@@ -76,6 +78,15 @@ class Registry {
   // The sum of the samples of `name` whose labels include every one of `labels` (tests, and
   // anyone who wants one number); 0 when there is none.
   double value(std::string_view name, std::initializer_list<Label> labels = {}) const;
+
+  // One series of a collection, summed as text() sums them.
+  struct Sample {
+    std::string name;  // the family's name and the suffix
+    std::vector<std::pair<std::string, std::string>> labels;
+    double value = 0;
+  };
+  // The series of the families named `families` (the dashboard's readers); one collection.
+  std::vector<Sample> samples(std::initializer_list<std::string_view> families) const;
 
  private:
   class Gather;

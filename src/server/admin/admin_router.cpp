@@ -40,6 +40,13 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::put, "/v1/rls/domains/{name}", &AdminService::put_rls},
     AdminRoute{verb::delete_, "/v1/rls/domains/{name}", &AdminService::delete_rls},
     AdminRoute{verb::post, "/v1/reload", &AdminService::reload},
+    // The dashboard: its files are open (the page asks for the token), its data is not.
+    AdminRoute{verb::get, "/ui", &AdminService::ui, Serves::kAdmin, true},
+    AdminRoute{verb::get, "/ui/", &AdminService::ui, Serves::kAdmin, true},
+    AdminRoute{verb::get, "/ui/{key}", &AdminService::ui, Serves::kAdmin, true},
+    AdminRoute{verb::get, "/v1/stats/series", &AdminService::series},
+    AdminRoute{verb::get, "/v1/status", &AdminService::status},
+    AdminRoute{verb::get, "/v1/changes/last", &AdminService::last_change},
 };
 
 // The raw segments a pattern's {name} and {key} matched.

@@ -17,6 +17,7 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/control/control.hpp"
 #include "sluice/engine/loop.hpp"
+#include "stats_sampler.hpp"
 
 namespace sluice::server {
 
@@ -171,6 +172,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<engine::Loop> loop;
   std::shared_ptr<AccessKeeper> access;   // made at start(), once the admin address is known
   std::shared_ptr<AdminService> service;  // likewise
+  std::shared_ptr<StatsSampler> sampler;  // the dashboard's live rates, with an admin listener
   std::unique_ptr<Listener> admin;        // none with `admin: off`
   std::unique_ptr<Listener> check;        // the decision API on an address of its own
   std::mutex mutex;                       // each listener's sessions, stopped
@@ -209,12 +211,18 @@ void AdminServer::start() {
                                                 impl.registry, impl.control.executor());
   // The decision API decides on this loop; rules kept in Redis go through its own store.
   impl.service->set_loop(impl.loop.get(), &impl.clock);
+  if (impl.admin && impl.options.clocks.wall != nullptr) {
+    impl.sampler =
+        std::make_shared<StatsSampler>(impl.io, impl.registry, *impl.options.clocks.wall);
+    impl.service->set_dashboard(impl.sampler, impl.options.clocks.wall);
+  }
   for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
     if (l != nullptr) impl.bind(*l);
   }
   for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
     if (l != nullptr) impl.accept(*l);
   }
+  if (impl.sampler) impl.sampler->start();
 }
 
 void AdminServer::stop() {
@@ -223,6 +231,7 @@ void AdminServer::stop() {
     std::lock_guard lock(impl_->mutex);
     if (impl_->stopped) return;
     impl_->stopped = true;
+    if (impl_->sampler) impl_->sampler->stop();
     for (Impl::Listener* l : {impl_->admin.get(), impl_->check.get()}) {
       if (l == nullptr) continue;
       sessions.insert(sessions.end(), l->sessions.begin(), l->sessions.end());

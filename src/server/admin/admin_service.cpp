@@ -156,6 +156,7 @@ Reply AdminService::put(const AdminRequest& request) {
   }
 
   bool created = false;
+  std::optional<config::Rule> before;
   const ChangeOutcome outcome = store_->change([&](config::RuleSet& set) {
     auto it = std::find_if(set.rules.begin(), set.rules.end(),
                            [&](const config::Rule& r) { return r.name == rule.name; });
@@ -163,6 +164,7 @@ Reply AdminService::put(const AdminRequest& request) {
     if (created) {
       set.rules.push_back(rule);
     } else {
+      before = *it;
       *it = rule;
     }
     return true;
@@ -170,6 +172,7 @@ Reply AdminService::put(const AdminRequest& request) {
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
   const auto in_force = store_->rules();
   const config::Rule* now = in_force->rule(request.name);
+  remember_change(request.name, before, now != nullptr ? *now : rule);
   return json_reply(created ? 201 : 200, config::rule_json(now != nullptr ? *now : rule));
 }
 
@@ -209,6 +212,7 @@ Reply AdminService::erase(const AdminRequest& request) {
   });
   if (refused) return *refused;
   if (outcome.kind != ChangeOutcome::Kind::kApplied) return change_failed(outcome);
+  remember_change(request.name, deleted, std::nullopt);
   return json_reply(200, config::rule_json(*deleted));
 }
 
@@ -313,5 +317,32 @@ Reply AdminService::delete_rls(const AdminRequest& request) {
 Reply AdminService::reload(const AdminRequest&) {
   return on_config_worker([](AdminService& self) { return reload_files(*self.store_); });
 }
+
+void AdminService::remember_change(const std::string& rule,
+                                   const std::optional<config::Rule>& before,
+                                   const std::optional<config::Rule>& after) {
+  const std::int64_t at = wall_ != nullptr ? wall_->now() / core::kNanosPerSecond : 0;
+  last_change_.record(rule, before, after, at);
+}
+
+Reply AdminService::ui(const AdminRequest& request) {
+  if (request.path == "/ui") {
+    Reply moved = text_reply(308, "the dashboard is at /ui/\n");
+    moved.headers.emplace_back("Location", "/ui/");
+    return moved;
+  }
+  return ui_file(request.key);
+}
+
+Reply AdminService::series(const AdminRequest& request) {
+  if (!sampler_) return error_reply(503, "the live rates are not being sampled");
+  return stats_series(*sampler_, request.query);
+}
+
+Reply AdminService::status(const AdminRequest&) {
+  return server::status(*store_, registry_, sampler_.get());
+}
+
+Reply AdminService::last_change(const AdminRequest&) { return last_change_.reply(); }
 
 }  // namespace sluice::server

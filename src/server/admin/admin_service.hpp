@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "admin_reply.hpp"
+#include "dashboard_handlers.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/loop.hpp"
 #include "sluice/metrics/registry.hpp"
@@ -24,6 +26,7 @@ class ConfigStore;
 namespace sluice::server {
 
 class AccessKeeper;
+class StatsSampler;
 struct AdminAccess;
 struct AdminRequest;
 
@@ -65,6 +68,18 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply put_override(const AdminRequest& request);
   Reply delete_override(const AdminRequest& request);
 
+  // The dashboard (dashboard_handlers.hpp): GET /ui/..., /v1/stats/series, /v1/status,
+  // /v1/changes/last.
+  Reply ui(const AdminRequest& request);
+  Reply series(const AdminRequest& request);
+  Reply status(const AdminRequest& request);
+  Reply last_change(const AdminRequest& request);
+  // The live rates' sampler and the clock that dates changes; set before the first request.
+  void set_dashboard(std::shared_ptr<const StatsSampler> sampler, const core::Clock* wall) {
+    sampler_ = std::move(sampler);
+    wall_ = wall;
+  }
+
   // Who may use the admin listener, as the rules in force say.
   std::shared_ptr<const AdminAccess> access() const;
 
@@ -87,6 +102,9 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   engine::Loop* loop_ = nullptr;
   const core::Clock* clock_ = nullptr;
   boost::asio::any_io_executor config_work_;
+  std::shared_ptr<const StatsSampler> sampler_;
+  const core::Clock* wall_ = nullptr;
+  LastChange last_change_;
   // A Reply whose body `work` computes on the config worker; the session waits for it.
   Reply on_config_worker(std::function<Reply(AdminService&)> work);
   Reply put(const AdminRequest& request);
@@ -94,6 +112,8 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply check_body(const AdminRequest& request);  // :validate, on the worker
   Reply counted(Reply reply);                     // into changes_ok_ or changes_error_
   Reply change_override(const AdminRequest& request, bool put);  // on the worker
+  void remember_change(const std::string& rule, const std::optional<config::Rule>& before,
+                       const std::optional<config::Rule>& after);
 
   std::array<std::atomic<std::uint64_t>, 600> replies_{};  // by status code
   std::atomic<std::uint64_t> changes_ok_{0};
