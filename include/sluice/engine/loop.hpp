@@ -10,11 +10,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
+#include "sluice/engine/instances.hpp"
 #include "sluice/engine/outcome.hpp"
 #include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
@@ -77,6 +81,13 @@ class Loop {
   void release(Outcome& out, UpstreamResult result, core::Nanos now);
   // Gives back a permit handed out by the decision service, wherever it is held.
   bool release_lease(std::string_view token);
+
+  // With Redis configured: this instance's heartbeat (`about`, under kHeartbeatTtlMs) into
+  // the Redis every instance shares (instances.hpp); false without Redis.
+  bool heartbeat(const std::string& id, const std::string& about, std::int64_t now_unix_ms);
+  // Every instance seen there in the last hour, by id; nullopt without Redis or when it fails.
+  void instances(std::int64_t now_unix_ms,
+                 std::function<void(std::optional<std::vector<InstanceRecord>>)> done);
 
   Engine& engine() { return engine_; }
   // The rules this loop decides with (refreshed when the engine's version moves), and a hold

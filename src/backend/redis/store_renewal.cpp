@@ -1,5 +1,6 @@
 // Store's concurrency permits held for running requests (sluice/backend/redis/store.hpp):
-// released when the request ends, renewed every third of their lease TTL until then.
+// released when the request ends, renewed every third of their lease TTL until then; and the
+// plain commands the loop sends beside its decisions.
 #include <algorithm>
 #include <chrono>
 
@@ -38,6 +39,11 @@ void Store::release(const RemoteLease& lease) {
   }
   pending_.push_back(lease_part(RequestKind::kRelease, lease));
   schedule_flush();
+}
+
+void Store::command(std::vector<std::string> args, const std::string& routing_key,
+                    Callback done) {
+  client_->command(std::move(args), routing_key, std::move(done));
 }
 
 void Store::hold(const RemoteLease& lease, std::weak_ptr<const void> holder) {

@@ -39,6 +39,7 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::get, "/v1/rls/domains/{name}", &AdminService::get_rls},
     AdminRoute{verb::put, "/v1/rls/domains/{name}", &AdminService::put_rls},
     AdminRoute{verb::delete_, "/v1/rls/domains/{name}", &AdminService::delete_rls},
+    AdminRoute{verb::get, "/v1/instances", &AdminService::instances},
     AdminRoute{verb::post, "/v1/reload", &AdminService::reload},
     // The dashboard: its files are open (the page asks for the token), its data is not.
     AdminRoute{verb::get, "/ui", &AdminService::ui, Serves::kAdmin, true},

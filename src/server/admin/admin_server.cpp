@@ -17,6 +17,7 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/control/control.hpp"
 #include "sluice/engine/loop.hpp"
+#include "instance_beacon.hpp"
 #include "stats_sampler.hpp"
 
 namespace sluice::server {
@@ -173,6 +174,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<AccessKeeper> access;   // made at start(), once the admin address is known
   std::shared_ptr<AdminService> service;  // likewise
   std::shared_ptr<StatsSampler> sampler;  // the dashboard's live rates, with an admin listener
+  std::shared_ptr<InstanceBeacon> beacon;  // this instance's heartbeat in a shared Redis
   std::unique_ptr<Listener> admin;        // none with `admin: off`
   std::unique_ptr<Listener> check;        // the decision API on an address of its own
   std::mutex mutex;                       // each listener's sessions, stopped
@@ -215,6 +217,9 @@ void AdminServer::start() {
     impl.sampler =
         std::make_shared<StatsSampler>(impl.io, impl.registry, *impl.options.clocks.wall);
     impl.service->set_dashboard(impl.sampler, impl.options.clocks.wall);
+    impl.beacon = std::make_shared<InstanceBeacon>(impl.io, *impl.loop, impl.control.shared_store(),
+                                                   *impl.options.clocks.wall);
+    impl.service->set_beacon(impl.beacon);
   }
   for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
     if (l != nullptr) impl.bind(*l);
@@ -223,6 +228,7 @@ void AdminServer::start() {
     if (l != nullptr) impl.accept(*l);
   }
   if (impl.sampler) impl.sampler->start();
+  if (impl.beacon) impl.beacon->start();
 }
 
 void AdminServer::stop() {
@@ -232,6 +238,7 @@ void AdminServer::stop() {
     if (impl_->stopped) return;
     impl_->stopped = true;
     if (impl_->sampler) impl_->sampler->stop();
+    if (impl_->beacon) impl_->beacon->stop();
     for (Impl::Listener* l : {impl_->admin.get(), impl_->check.get()}) {
       if (l == nullptr) continue;
       sessions.insert(sessions.end(), l->sessions.begin(), l->sessions.end());

@@ -15,6 +15,7 @@
 #include "admin_request.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
+#include "instance_beacon.hpp"
 #include "key_handlers.hpp"
 #include "process_metrics.hpp"
 #include "rls_handlers.hpp"
@@ -344,5 +345,10 @@ Reply AdminService::status(const AdminRequest&) {
 }
 
 Reply AdminService::last_change(const AdminRequest&) { return last_change_.reply(); }
+
+Reply AdminService::instances(const AdminRequest&) {
+  if (!beacon_) return error_reply(503, "this listener keeps no heartbeat");
+  return beacon_->list();
+}
 
 }  // namespace sluice::server

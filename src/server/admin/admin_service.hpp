@@ -27,6 +27,7 @@ namespace sluice::server {
 
 class AccessKeeper;
 class StatsSampler;
+class InstanceBeacon;
 struct AdminAccess;
 struct AdminRequest;
 
@@ -74,6 +75,8 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply series(const AdminRequest& request);
   Reply status(const AdminRequest& request);
   Reply last_change(const AdminRequest& request);
+  Reply instances(const AdminRequest& request);  // GET /v1/instances (instance_beacon.hpp)
+  void set_beacon(std::shared_ptr<InstanceBeacon> beacon) { beacon_ = std::move(beacon); }
   // The live rates' sampler and the clock that dates changes; set before the first request.
   void set_dashboard(std::shared_ptr<const StatsSampler> sampler, const core::Clock* wall) {
     sampler_ = std::move(sampler);
@@ -103,6 +106,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   const core::Clock* clock_ = nullptr;
   boost::asio::any_io_executor config_work_;
   std::shared_ptr<const StatsSampler> sampler_;
+  std::shared_ptr<InstanceBeacon> beacon_;
   const core::Clock* wall_ = nullptr;
   LastChange last_change_;
   // A Reply whose body `work` computes on the config worker; the session waits for it.

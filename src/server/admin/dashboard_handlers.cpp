@@ -38,8 +38,9 @@ json::array points_of(const StatsHistory::Series& s, std::uint32_t StatsHistory:
   return out;
 }
 
-// The listeners this process was started with, by name.
-json::array listeners(const config::RuleSet& rules) {
+}  // namespace
+
+json::array listener_list(const config::RuleSet& rules) {
   const std::pair<const char*, const std::optional<config::Endpoint>*> rows[] = {
       {"gateway", &rules.listen},
       {"admin", &rules.admin},
@@ -53,6 +54,8 @@ json::array listeners(const config::RuleSet& rules) {
   }
   return out;
 }
+
+namespace {
 
 // The figures a family gives by its `rule` label.
 using ByRule = std::map<std::string, json::object, std::less<>>;
@@ -176,7 +179,7 @@ Reply status(const control::ConfigStore& store, const metrics::Registry& registr
       {"config", json::object{{"version", store.engine().version()},
                               {"file", store.path()},
                               {"write_back", rules->write_back && !store.path().empty()}}},
-      {"listeners", listeners(*rules)},
+      {"listeners", listener_list(*rules)},
       {"redis", redis_state(*rules, registry)},
       {"rules", std::move(rule_rows)}};
   if (sampler != nullptr) body["series_memory_bytes"] = sampler->memory_bytes();

@@ -3,6 +3,7 @@
 // (GET /v1/changes/last). Read-only: edits go through PUT /v1/rules/{name} like any client's.
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,9 @@ Reply ui_file(std::string_view file);
 
 // GET /v1/stats/series?since=UNIX_S: every series' points after `since` (all 900 without it).
 Reply stats_series(const StatsSampler& sampler, std::string_view query);
+
+// The listeners this process was started with: [{"name", "address"}].
+boost::json::array listener_list(const config::RuleSet& rules);
 
 // GET /v1/status: build, listeners, Redis, each rule's storage and table.
 Reply status(const control::ConfigStore& store, const metrics::Registry& registry,

@@ -62,6 +62,9 @@ class Store {
   // TTL, and a crashed instance's permits still return within one TTL. A holder gone without a
   // release (a dropped outcome) has its permit released at the next renewal.
   void hold(const RemoteLease& lease, std::weak_ptr<const void> holder);
+  // One plain command on this loop's client, outside batching and failure policies (the
+  // instances' heartbeats); `routing_key` picks the cluster slot.
+  void command(std::vector<std::string> args, const std::string& routing_key, Callback done);
 
   // Written by the loop, read by the metrics writer on another thread.
   struct Stats {

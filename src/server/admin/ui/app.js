@@ -62,6 +62,21 @@ async function status() {
   $('status-body').replaceChildren(...parts);
 }
 
+async function instances() {
+  const r = await api('/v1/instances');
+  const body = $('instances-body');
+  const p = (text) => { const e = document.createElement('p'); e.className = 'note'; e.textContent = text; return e; };
+  if (!r.ok) { body.replaceChildren(p(`the list is not available (${r.status})`)); return; }
+  const s = await r.json();
+  if (!s.redis) { body.replaceChildren(p('No Redis configured: this instance shares nothing.')); return; }
+  body.replaceChildren(p(`Each instance writes a heartbeat every ${s.heartbeat_every_ms / 1000} s, ` +
+    `kept ${s.heartbeat_ttl_ms / 1000} s: down means two were missed.`),
+  table(['instance', 'health', 'last seen', 'version', 'config version', 'listeners'],
+    s.instances.map((i) => [i.id + (i.self ? ' (this one)' : ''), i.live ? 'up' : 'down',
+      `${i.seen_seconds_ago.toFixed(1)} s ago`, i.version, i.config_version,
+      (i.listeners || []).map((l) => `${l.name} ${l.address}`).join(', ')])));
+}
+
 async function topKeys() {
   const boxes = [];
   for (const name of ruleNames) {
@@ -101,9 +116,10 @@ async function start() {
   $('token-form').hidden = true;
   $('main').hidden = false;
   $('forget-token').hidden = !token();
-  await Promise.all([status(), loadRules(), series()]);
+  await Promise.all([status(), loadRules(), series(), instances()]);
   await topKeys();
-  timers = [setInterval(series, 1000), setInterval(status, 5000), setInterval(topKeys, 2000)];
+  timers = [setInterval(series, 1000), setInterval(status, 5000), setInterval(topKeys, 2000),
+    setInterval(instances, 5000)];
 }
 
 whenUnauthorized(askToken);
