@@ -258,6 +258,12 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "blocks are kept only for local rules (storage: local), not yet in Redis; "
          "remove on_deny or use storage: local");
   }
+  if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
+    fail("limit",
+         "calendar windows (align=calendar) are decided locally only, not yet in Redis (the "
+         "script counts windows from Redis's own clock at multiples of a fixed length); use "
+         "storage: local, or a fixed length such as window=24h for UTC days");
+  }
   if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
                p + "kept in Redis, but no store is configured: add redis: {url: "

@@ -12,9 +12,12 @@ namespace sluice::engine::detail {
 namespace {
 
 // Where a rule's state lives: its table of `memory`, or Redis with its own options.
-Placement placement_of(const config::RuleSet& rules, const config::Rule& rule) {
-  if (rules.storage_of(rule) != config::Storage::kRedis) return {rules.memory, std::nullopt, {}};
-  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}};
+Placement placement_of(const config::RuleSet& rules, const config::Rule& rule,
+                       const core::Clock* wall) {
+  if (rules.storage_of(rule) != config::Storage::kRedis) {
+    return {rules.memory, std::nullopt, {}, wall};
+  }
+  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}, wall};
 }
 
 // The old snapshot's routes by name, so each route finds its counters in one lookup.
@@ -57,8 +60,9 @@ bool unchanged(const CompiledRule& previous, const config::Rule& rule, const con
 core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
                                                            const config::Rule& rule,
                                                            const CompiledRule* previous,
-                                                           core::Nanos now) {
-  auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
+                                                           core::Nanos now,
+                                                           const core::Clock* wall) {
+  auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule, wall),
                           previous != nullptr ? &previous->limit : nullptr, now);
   if (!limit) return core::make_error(limit.error());
   auto c = std::make_unique<CompiledRule>();
@@ -134,7 +138,7 @@ core::Expected<std::shared_ptr<const RlsDomains>> compile_rls(const config::Rule
 }  // namespace
 
 core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const Snapshot* old,
-                                                  core::Nanos now) {
+                                                  core::Nanos now, const core::Clock* wall) {
   auto snap = std::make_shared<Snapshot>();
   snap->rules = std::move(rules);
   snap->version = old != nullptr ? old->version + 1 : 1;
@@ -146,7 +150,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
       snap->compiled.push_back(old->shared_rule(rule.name));
       continue;
     }
-    auto c = compile_rule(snap->rules, rule, previous, now);
+    auto c = compile_rule(snap->rules, rule, previous, now, wall);
     if (!c) {
       errors += "rule '" + rule.name + "': " + c.error() + "\n";
       continue;

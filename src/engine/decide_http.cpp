@@ -37,7 +37,7 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, core::Nano
                     Outcome& out) {
   for (const RouteRule& rr : route.dry_run) {
     const CompiledRule& rule = *rr.rule;
-    local::LimitAsk ask{&rule.limit.table->table, {}, 0, false};
+    local::LimitAsk ask{&rule.limit.table->table, {}, 0, false, rule.limit.shift(now)};
     if (!hash_request_key(rule.rule.key, r, out.client(), route.route.name, ask.key)) {
       count(rr.counters->missing_key);
       continue;
@@ -128,7 +128,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   for (std::size_t i = 0; i < n; ++i) {
     const CompiledRule& rule = *route->enforce[i].rule;
     if (keys[i].missing || rule.limit.in_redis()) continue;
-    asks.push_back({&rule.limit.table->table, keys[i].hash, rule.max_wait(), false});
+    asks.push_back(
+        {&rule.limit.table->table, keys[i].hash, rule.max_wait(), false, rule.limit.shift(now)});
   }
   absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
   int chosen = -1;

@@ -103,7 +103,7 @@ core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::
   absl::InlinedVector<AnyHeld, kInline> held;
   AllMustPass total;
   for (const std::uint32_t i : order) {
-    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
     each[i] = h ? decision_of(*h) : table_full();
     total.add(*each[i]);
     if (h) held.push_back(std::move(*h));
@@ -131,7 +131,7 @@ core::Decision decide_first(std::span<const LimitAsk> asks, core::Nanos now, std
   for (std::size_t i = 0; i < asks.size(); ++i) {
     each[i].reset();
     if (asks[i].skip || decided_by >= 0) continue;
-    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
     const core::Decision d = h ? decision_of(*h) : table_full();
     each[i] = d;
     if (d.allowed) {

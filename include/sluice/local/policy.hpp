@@ -67,6 +67,9 @@ struct LimitAsk {
   table::KeyHash key{};
   core::Nanos max_wait = 0;
   bool skip = false;
+  // Added to `now` for this limit alone: a calendar window decides on Unix time, beside
+  // limits that decide on the steady clock.
+  core::Nanos shift = 0;
 };
 
 // All must pass. Each table may appear once. The slots are locked in one global order (by

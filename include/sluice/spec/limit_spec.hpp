@@ -47,6 +47,13 @@ struct LimitSpec {
   }
 };
 
+// A fixed-window with align=calendar: its windows are a time zone's days, weeks or months, and
+// it decides on Unix time.
+inline bool calendar_aligned(const LimitSpec& spec) {
+  const auto* p = std::get_if<core::FixedWindow::Params>(&spec.params);
+  return p != nullptr && p->calendar != nullptr;
+}
+
 // Errors name the offending algorithm, parameter or value and list what is accepted.
 core::Expected<LimitSpec> parse_limit_spec(std::string_view text);
 
