@@ -258,6 +258,11 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "blocks are kept only for local rules (storage: local), not yet in Redis; "
          "remove on_deny or use storage: local");
   }
+  if (r.count_denied) {
+    fail("count_denied",
+         "refusals are charged only by rules decided locally (storage: local), not yet by the "
+         "Redis script; remove count_denied or use storage: local");
+  }
   if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
     fail("limit",
          "calendar windows (align=calendar) are decided locally only, not yet in Redis (the "
@@ -423,6 +428,11 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
     } else if (r.action == Action::kDryRun) {
       fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
     }
+  }
+  if (r.count_denied && limit_ok && !spec::counts_denials(r.limit)) {
+    fail("count_denied", "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
+                             r.limit.algorithm +
+                             " (it queues, delays or holds permits: a refusal has no cost)");
   }
   if (o.ok("permit_ttl") && o.written("permit_ttl")) {
     if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {

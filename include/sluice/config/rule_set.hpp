@@ -178,6 +178,9 @@ struct Rule {
   // on_deny: {block: D}: a key this rule refuses is refused for D from then on, without
   // deciding the limit (a ban). Unset: no block. Local, rate rules only (checks.cpp).
   std::optional<core::Nanos> block;
+  // count_denied: a request this rule refuses is charged as if admitted (Kong's penalty;
+  // core/denied_charge.hpp says per algorithm what that does). Default: refusals are free.
+  bool count_denied = false;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;

@@ -54,6 +54,14 @@ inline bool calendar_aligned(const LimitSpec& spec) {
   return p != nullptr && p->calendar != nullptr;
 }
 
+// The algorithms a rule's count_denied applies to (core::CountsDenials).
+inline bool counts_denials(const LimitSpec& spec) {
+  return std::holds_alternative<core::TokenBucket::Params>(spec.params) ||
+         std::holds_alternative<core::Gcra::Params>(spec.params) ||
+         std::holds_alternative<core::FixedWindow::Params>(spec.params) ||
+         std::holds_alternative<core::SlidingWindow::Params>(spec.params);
+}
+
 // Errors name the offending algorithm, parameter or value and list what is accepted.
 core::Expected<LimitSpec> parse_limit_spec(std::string_view text);
 
