@@ -44,6 +44,10 @@ target_compile_features(sluice_lib INTERFACE cxx_std_17)
 # finds on the consumer's machine (no build path is baked in).
 target_link_libraries(sluice_lib PRIVATE Threads::Threads $<BUILD_INTERFACE:${XXHASH_LIBRARY}>
                       $<INSTALL_INTERFACE:Sluice::xxhash>)
+# The spec's calendar windows read the tz database through date/tz (libhowardhinnant-date-dev):
+# a static libsluice leaves it to the program, which SluiceConfig.cmake finds (date::date-tz).
+find_package(date REQUIRED)
+target_link_libraries(sluice_lib PRIVATE date::date-tz)
 
 set(SLUICE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sluice)
 install(TARGETS sluice_lib EXPORT SluiceTargets
@@ -66,8 +70,10 @@ install(FILES ${CMAKE_BINARY_DIR}/package/SluiceConfig.cmake
 # sluice.pc finds its prefix from its own place (${pcfiledir}), so the installed tree moves.
 file(RELATIVE_PATH SLUICE_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" SLUICE_PC_TO_PREFIX "${SLUICE_PC_TO_PREFIX}")
+set(SLUICE_PC_LIBS "")
 if(SLUICE_STATIC)
   set(SLUICE_PC_REQUIRES "Requires: libxxhash")  # linked into the program with libsluice
+  set(SLUICE_PC_LIBS " -ldate-tz")               # date/tz has no .pc of its own
 else()
   set(SLUICE_PC_REQUIRES "Requires.private: libxxhash")
 endif()

@@ -7,7 +7,7 @@ PACKAGES=(
   # build
   g++ cmake ninja-build make pkg-config
   # libraries
-  libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libboost-json1.81-dev libyaml-cpp-dev libboost1.81-dev libhiredis-dev libssl-dev libabsl-dev
+  libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libboost-json1.81-dev libyaml-cpp-dev libboost1.81-dev libhiredis-dev libssl-dev libabsl-dev libhowardhinnant-date-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest valgrind
   # fuzzers (make fuzz): clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer

@@ -271,7 +271,8 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
 
   std::unique_ptr<engine::Engine> engine;
   try {
-    engine = std::make_unique<engine::Engine>(std::move(*rules), clock::steady_clock().now());
+    engine = std::make_unique<engine::Engine>(std::move(*rules), clock::steady_clock().now(),
+                                              &clock::system_clock());
   } catch (const std::invalid_argument& e) {
     std::fprintf(err, "sluice serve: %s\n", e.what());
     return 2;

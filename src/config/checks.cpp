@@ -278,6 +278,17 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "a concurrency rule kept in Redis has one limit per rule (its permits are given back "
          "by the rule's name); use storage: local for tiers or overrides");
   }
+  if (r.count_denied) {
+    fail("count_denied",
+         "refusals are charged only by rules decided locally (storage: local), not yet by the "
+         "Redis script; remove count_denied or use storage: local");
+  }
+  if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
+    fail("limit",
+         "calendar windows (align=calendar) are decided locally only, not yet in Redis (the "
+         "script counts windows from Redis's own clock at multiples of a fixed length); use "
+         "storage: local, or a fixed length such as window=24h for UTC days");
+  }
   if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,
                p + "kept in Redis, but no store is configured: add redis: {url: "
@@ -437,6 +448,11 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
     } else if (r.action == Action::kDryRun) {
       fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
     }
+  }
+  if (r.count_denied && limit_ok && !spec::counts_denials(r.limit)) {
+    fail("count_denied", "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
+                             r.limit.algorithm +
+                             " (it queues, delays or holds permits: a refusal has no cost)");
   }
   if (o.ok("permit_ttl") && o.written("permit_ttl")) {
     if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {

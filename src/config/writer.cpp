@@ -179,6 +179,7 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
     out << YAML::Key << "permit_ttl" << YAML::Value << core::format_duration(r.permit_ttl);
     out << YAML::Key << "max_permits" << YAML::Value << r.max_permits;
   }
+  if (r.count_denied) out << YAML::Key << "count_denied" << YAML::Value << true;
   if (r.block) {
     out << YAML::Key << "on_deny" << YAML::Value << YAML::BeginMap << YAML::Key << "block"
         << YAML::Value << core::format_duration(*r.block) << YAML::EndMap;
@@ -514,6 +515,7 @@ boost::json::object rule_json(const Rule& r) {
     o["permit_ttl"] = core::format_duration(r.permit_ttl);
     o["max_permits"] = r.max_permits;
   }
+  if (r.count_denied) o["count_denied"] = true;
   if (r.block) o["on_deny"] = boost::json::object{{"block", core::format_duration(*r.block)}};
   for (const auto& [field, value] : rule_redis_fields(r)) o[field] = value;
   return o;

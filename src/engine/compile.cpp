@@ -16,9 +16,12 @@ namespace sluice::engine::detail {
 namespace {
 
 // Where a rule's state lives: its table of `memory`, or Redis with its own options.
-Placement placement_of(const config::RuleSet& rules, const config::Rule& rule) {
-  if (rules.storage_of(rule) != config::Storage::kRedis) return {rules.memory, std::nullopt, {}};
-  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}};
+Placement placement_of(const config::RuleSet& rules, const config::Rule& rule,
+                       const core::Clock* wall) {
+  if (rules.storage_of(rule) != config::Storage::kRedis) {
+    return {rules.memory, std::nullopt, {}, wall};
+  }
+  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}, wall};
 }
 
 // The old snapshot's routes by name, so each route finds its counters in one lookup.
@@ -80,12 +83,12 @@ using Variants = std::map<std::string, CompiledLimit, std::less<>>;
 core::Expected<Variants> compile_variants(const config::RuleSet& rules, const config::Rule& rule,
                                           const std::vector<config::LimitVariant>& variants,
                                           std::string_view suffix, const Variants* previous,
-                                          core::Nanos now) {
+                                          core::Nanos now, const core::Clock* wall) {
   Variants out;
   const bool per_name = suffix.ends_with('/');
   for (const config::LimitVariant& v : variants) {
     if (per_name && v.name == config::kDefaultTier) continue;  // the rule's own limit
-    Placement where = placement_of(rules, rule);
+    Placement where = placement_of(rules, rule, wall);
     where.redis_name = rule.name + std::string(suffix) + (per_name ? v.name : std::string());
     const CompiledLimit* before = nullptr;
     if (previous != nullptr) {
@@ -100,12 +103,10 @@ core::Expected<Variants> compile_variants(const config::RuleSet& rules, const co
   return out;
 }
 
-core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet& rules,
-                                                           const config::Rule& rule,
-                                                           const CompiledRule* previous,
-                                                           const std::shared_ptr<TopBudget>& budget,
-                                                           core::Nanos now) {
-  auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule),
+core::Expected<std::unique_ptr<CompiledRule>> compile_rule(
+    const config::RuleSet& rules, const config::Rule& rule, const CompiledRule* previous,
+    const std::shared_ptr<TopBudget>& budget, core::Nanos now, const core::Clock* wall) {
+  auto limit = make_limit(rule.name, rule.limit, placement_of(rules, rule, wall),
                           previous != nullptr ? &previous->limit : nullptr, now, rule.on_change);
   if (!limit) return core::make_error(limit.error());
   auto c = std::make_unique<CompiledRule>();
@@ -124,11 +125,12 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(const config::RuleSet
                                    : std::make_shared<EventTally>();
   }
   auto tiers = compile_variants(rules, rule, rule.tiers, "/tier/",
-                                previous != nullptr ? &previous->tiers : nullptr, now);
+                                previous != nullptr ? &previous->tiers : nullptr, now, wall);
   if (!tiers) return core::make_error(tiers.error());
   c->tiers = std::move(tiers).value();
-  auto overrides = compile_variants(rules, rule, rule.overrides, "/override",
-                                    previous != nullptr ? &previous->overrides : nullptr, now);
+  auto overrides =
+      compile_variants(rules, rule, rule.overrides, "/override",
+                       previous != nullptr ? &previous->overrides : nullptr, now, wall);
   if (!overrides) return core::make_error(overrides.error());
   c->overrides = std::move(overrides).value();
   // A key blocked is blocked whichever limit it is charged against; its requests and
@@ -205,7 +207,7 @@ core::Expected<std::shared_ptr<const RlsDomains>> compile_rls(const config::Rule
 }  // namespace
 
 core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const Snapshot* old,
-                                                  core::Nanos now) {
+                                                  core::Nanos now, const core::Clock* wall) {
   auto snap = std::make_shared<Snapshot>();
   snap->rules = std::move(rules);
   snap->version = old != nullptr ? old->version + 1 : 1;
@@ -219,7 +221,7 @@ core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const S
       snap->compiled.push_back(old->shared_rule(rule.name));
       continue;
     }
-    auto c = compile_rule(snap->rules, rule, previous, snap->top_budget, now);
+    auto c = compile_rule(snap->rules, rule, previous, snap->top_budget, now, wall);
     if (!c) {
       errors += "rule '" + rule.name + "': " + c.error() + "\n";
       continue;

@@ -36,7 +36,12 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
-  local::LimitAsk ask{&limit.table->table, hash, max_wait, false};
+  local::LimitAsk ask{&limit.table->table,
+                      hash,
+                      max_wait,
+                      false,
+                      limit.shift(now),
+                      rule != nullptr && rule->count_denied};
   const bool blocks = limit.blocks && rule != nullptr && rule->block && enforced;
   if (blocks) {
     if (const auto until = limit.blocks->blocked_until(ask.key, now)) {

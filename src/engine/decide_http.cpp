@@ -167,7 +167,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
   for (std::size_t i = 0; i < n; ++i) {
     const CompiledRule& rule = *route->enforce[i].rule;
     if (keys[i].missing || rule.limit.in_redis()) continue;
-    asks.push_back({&keys[i].limit->table->table, keys[i].hash, rule.max_wait(), false});
+    asks.push_back({&keys[i].limit->table->table, keys[i].hash, rule.max_wait(), false,
+                    keys[i].limit->shift(now), rule.rule.count_denied});
   }
   absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
   int chosen = -1;

@@ -87,7 +87,7 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     remote_of(out) = std::move(remote);
     return Progress::kPending;
   }
-  local_key(limit.table->table, table::hash_key(a.key), a.op, now, out);
+  local_key(limit.table->table, table::hash_key(a.key), a.op, now + limit.shift(now), out);
   out.applied.back().decision = out.total;
   return Progress::kDone;
 }

@@ -97,8 +97,9 @@ struct Kinds {
   static_assert(static_cast<std::size_t>(AskKind::kKey) + 1 == std::size(kRows));
 };
 
-EngineState::EngineState(const config::RuleSet& rules)
-    : inline_(Engine::kMaxInlineLimits),
+EngineState::EngineState(const config::RuleSet& rules, const core::Clock* wall)
+    : wall_(wall),
+      inline_(Engine::kMaxInlineLimits),
       throttle_remote_(Engine::kMaxInlineLimits),
       rls_overrides_(Engine::kMaxRlsOverrides),
       throttle_(core::Gcra::make(core::Rate{1, core::kNanosPerSecond}, 0), throttle_memory(rules)) {
@@ -107,7 +108,7 @@ EngineState::EngineState(const config::RuleSet& rules)
 std::vector<std::string> EngineState::apply(config::RuleSet rules, core::Nanos now) {
   std::lock_guard lock(apply_mutex_);
   const std::shared_ptr<const Snapshot> old = snapshot();
-  auto snap = compile(std::move(rules), old.get(), now);
+  auto snap = compile(std::move(rules), old.get(), now, wall_);
   if (!snap) return {snap.error()};
   current_.exchange(std::move(snap).value());
   // After the swap: a loop that sees the new version reads the new snapshot.
@@ -146,7 +147,7 @@ Progress EngineState::start_inline(const Snapshot& s, const InlineAsk& a, core::
     refuse(out, ErrorKind::kBadLimit, spec.error());
     return Progress::kDone;
   }
-  const Placement where{std::min(s.rules.memory, kInlineMemory), std::nullopt, {}};
+  const Placement where{std::min(s.rules.memory, kInlineMemory), std::nullopt, {}, wall_};
   const auto got = inline_.get(
       spec->canonical, [&] { return make_limit(spec->canonical, *spec, where, nullptr, now); });
   if (got.limit == nullptr) {
@@ -196,8 +197,8 @@ void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answe
 
 }  // namespace detail
 
-Engine::Engine(config::RuleSet rules, core::Nanos now)
-    : state_(std::make_unique<detail::EngineState>(rules)) {
+Engine::Engine(config::RuleSet rules, core::Nanos now, const core::Clock* wall)
+    : state_(std::make_unique<detail::EngineState>(rules, wall)) {
   const auto errors = apply(std::move(rules), now);
   if (!errors.empty()) {
     std::string all;

@@ -26,7 +26,7 @@ struct Kinds;
 
 class EngineState {
  public:
-  EngineState(const config::RuleSet& rules);
+  EngineState(const config::RuleSet& rules, const core::Clock* wall);
 
   std::vector<std::string> apply(config::RuleSet rules, core::Nanos now);
 
@@ -50,7 +50,8 @@ class EngineState {
   local::DynamicLimit<core::Gcra>& throttle() { return throttle_; }
 
  private:
-  friend struct Kinds;  // the table of ask kinds (engine.cpp)
+  friend struct Kinds;       // the table of ask kinds (engine.cpp)
+  const core::Clock* wall_;  // Unix time for calendar windows; null: `now` is Unix time
   Progress start_rule(const Snapshot& snap, const RuleAsk& a, core::Nanos now, Outcome& out);
   Progress start_inline(const Snapshot& snap, const InlineAsk& a, core::Nanos now, Outcome& out);
   Progress start_throttle(const Snapshot& snap, const ThrottleAsk& a, core::Nanos now,

@@ -24,7 +24,7 @@ static_assert(kInlineLimits == local::kInline, "an outcome holds what a policy d
 // Builds the snapshot of `rules` (already validated), keeping `old`'s tables and counters
 // where the rule is unchanged or only retuned. Errors: a table that cannot be made.
 core::Expected<std::shared_ptr<Snapshot>> compile(config::RuleSet rules, const Snapshot* old,
-                                                  core::Nanos now);
+                                                  core::Nanos now, const core::Clock* wall);
 
 // Which decider concludes an outcome once Redis has answered.
 enum class AskKind { kHttp, kRule, kInline, kThrottle, kRls, kKey };

@@ -107,6 +107,7 @@ core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec
   }
   limit.memory = where.memory;
   limit.name = std::move(name);
+  if (spec::calendar_aligned(spec)) limit.wall = where.wall;
   return limit;
 }
 

@@ -26,6 +26,8 @@ struct Placement {
   std::optional<backend::redis::RemoteLimitOptions> redis;  // set: kept in Redis
   // The name its Redis keys are kept under ("rls", "cl.throttle"; empty: the limit's name).
   std::string redis_name;
+  // The wall clock a calendar window reads its Unix time from (Engine's); null: `now` is.
+  const core::Clock* wall = nullptr;
 };
 
 // The Redis options of the config (a rule's, RLS's, CL.THROTTLE's, each with the defaults of

@@ -18,6 +18,7 @@
 #include "block_table.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/quota.hpp"
 #include "sluice/local/table_limit.hpp"
@@ -63,7 +64,12 @@ struct CompiledLimit {
   // A dry-run rule's would-be refusals, for the server log's line a second (kept on reload).
   std::shared_ptr<detail::EventTally> dry_run_denials;
 
+  // A calendar window's clock of Unix time (null: decisions' `now` is Unix time already).
+  const core::Clock* wall = nullptr;
+
   bool in_redis() const { return remote != nullptr; }
+  // What to add to a decision's `now` (steady) for this limit's own time line.
+  core::Nanos shift(core::Nanos now) const { return wall != nullptr ? wall->now() - now : 0; }
   bool unlimited() const { return !table && !remote; }
 };
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "sluice/core/denied_charge.hpp"
 #include "sluice/local/combined_decision.hpp"
 
 namespace sluice::local {
@@ -26,6 +27,12 @@ struct Held {
   table::KeyHash key;
 
   void commit() { core::commit<A>(locked.params(), locked.state(), step); }
+  void charge_denied(std::int64_t cost) {
+    if constexpr (core::CountsDenials<A>) {
+      locked.state() =
+          core::DeniedCharge<A>::charge(locked.params(), locked.state(), locked.now(), cost);
+    }
+  }
 };
 
 template <class T>
@@ -101,12 +108,14 @@ core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::
   });
   // Phase one: hold every slot and decide.
   absl::InlinedVector<AnyHeld, kInline> held;
+  absl::InlinedVector<bool, kInline> counts_denied;
   AllMustPass total;
   for (const std::uint32_t i : order) {
-    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
     each[i] = h ? decision_of(*h) : table_full();
     total.add(*each[i]);
     if (h) held.push_back(std::move(*h));
+    if (h) counts_denied.push_back(asks[i].count_denied);
   }
   // Phase two: commit all or none. A single limit may change its state on a denial as its
   // reference does (x/time/rate's cancelled reservation).
@@ -118,6 +127,11 @@ core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::
     for (auto& h : held) commit(h, cost, leases);
     if (!decision.allowed)
       leases.erase(leases.begin() + static_cast<std::ptrdiff_t>(before), leases.end());
+  } else {
+    // Refused: the limits that count refusals are charged all the same.
+    for (std::size_t k = 0; k < held.size(); ++k) {
+      if (counts_denied[k]) std::visit([&](auto& x) { x.charge_denied(cost); }, held[k]);
+    }
   }
   return decision;  // the slots unlock as `held` goes out of scope
 }
@@ -131,7 +145,7 @@ core::Decision decide_first(std::span<const LimitAsk> asks, core::Nanos now, std
   for (std::size_t i = 0; i < asks.size(); ++i) {
     each[i].reset();
     if (asks[i].skip || decided_by >= 0) continue;
-    auto h = hold(*asks[i].table, asks[i].key, now, cost, asks[i].max_wait);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
     const core::Decision d = h ? decision_of(*h) : table_full();
     each[i] = d;
     if (d.allowed) {

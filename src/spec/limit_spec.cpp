@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sluice/spec/calendar_zones.hpp"
+
 namespace sluice::spec {
 namespace {
 
@@ -19,7 +21,7 @@ using core::make_error;
 using core::Nanos;
 using core::Rate;
 
-enum class Kind { kRate, kCount, kDuration, kDecimal, kFlag };
+enum class Kind { kRate, kCount, kDuration, kDecimal, kFlag, kText };
 
 struct Param {
   std::string_view name;
@@ -28,6 +30,9 @@ struct Param {
   // A flag that stands instead of another parameter when set (nginx's nodelay over delay): the
   // canonical text names only the one in force, so that it parses again.
   std::string_view overrides = {};
+  // Left out of the canonical text unless written, so that specs from before it existed keep
+  // their canonical text (Redis keys and rule comparisons are made of it).
+  bool quiet = false;
 };
 
 // Parameter values after parsing, by name.
@@ -36,11 +41,13 @@ struct Values {
   std::map<std::string, std::int64_t, std::less<>> counts;
   std::map<std::string, Nanos, std::less<>> durations;
   std::map<std::string, double, std::less<>> decimals;
+  std::map<std::string, std::string, std::less<>> texts;
   std::map<std::string, bool, std::less<>> given;  // explicitly written by the user
   Rate rate(std::string_view n) const { return rates.find(n)->second; }
   std::int64_t count(std::string_view n) const { return counts.find(n)->second; }
   Nanos duration(std::string_view n) const { return durations.find(n)->second; }
   double decimal(std::string_view n) const { return decimals.find(n)->second; }
+  const std::string& text(std::string_view n) const { return texts.find(n)->second; }
   bool has(std::string_view n) const { return given.contains(n); }
 };
 
@@ -96,6 +103,59 @@ Expected<AlgorithmParams> window(std::string_view name, const Values& v) {
   return AlgorithmParams{P{v.count("limit"), v.duration("window")}};
 }
 
+Expected<AlgorithmParams> fixed_window_epoch(const Values& v) {
+  return window<core::FixedWindow::Params>("fixed-window", v);
+}
+
+// The calendar units a window may be with align=calendar, and their nominal lengths.
+struct CalendarRow {
+  std::string_view text;
+  core::CalendarUnit unit;
+  Nanos nominal;
+};
+constexpr CalendarRow kCalendarUnits[] = {
+    {"1d", core::CalendarUnit::kDay, 24 * core::kNanosPerHour},
+    {"1w", core::CalendarUnit::kWeek, 7 * 24 * core::kNanosPerHour},
+    {"1mo", core::CalendarUnit::kMonth, 31 * 24 * core::kNanosPerHour},
+};
+
+// window=DURATION from t=0, or with align=calendar window=1d|1w|1mo in `timezone`.
+Expected<AlgorithmParams> fixed_window(const Values& v) {
+  const std::string& align = v.text("align");
+  const std::string& window = v.text("window");
+  if (align == "calendar") {
+    for (const CalendarRow& row : kCalendarUnits) {
+      if (row.text != window) continue;
+      auto calendar = calendar_for(row.unit, v.text("timezone"));
+      if (!calendar) return make_error("fixed-window: timezone: " + calendar.error());
+      return AlgorithmParams{core::FixedWindow::Params{v.count("limit"), row.nominal, *calendar}};
+    }
+    return make_error(
+        "fixed-window: with align=calendar, window must be 1d, 1w (ISO weeks, from "
+        "Monday) or 1mo, got '" +
+        window + "'");
+  }
+  if (align != "epoch") {
+    return make_error("fixed-window: align must be epoch (windows from t=0) or calendar, got '" +
+                      align + "'");
+  }
+  for (const CalendarRow& row : kCalendarUnits) {
+    if (row.text == window) {
+      return make_error("fixed-window: window=" + window +
+                        " is a calendar window: add align=calendar (and timezone=ZONE, default "
+                        "UTC), or give a fixed length such as 24h");
+    }
+  }
+  if (v.has("timezone")) {
+    return make_error("fixed-window: timezone needs align=calendar (epoch windows have no zone)");
+  }
+  auto d = core::parse_duration(window);
+  if (!d) return make_error("fixed-window: bad value for 'window': " + d.error());
+  Values plain = v;
+  plain.durations["window"] = *d;
+  return fixed_window_epoch(plain);
+}
+
 Expected<AlgorithmParams> smooth_bursty(const Values& v) {
   return AlgorithmParams{core::SmoothBursty::make(v.rate("rate"), v.duration("max-burst"))};
 }
@@ -146,8 +206,11 @@ const std::vector<AlgorithmRow>& table() {
        leaky_bucket},
       {"fixed-window",
        WaitSupport::kRejectOnly,
-       {{"limit", Kind::kCount, {}}, {"window", Kind::kDuration, {}}},
-       [](const Values& v) { return window<core::FixedWindow::Params>("fixed-window", v); }},
+       {{"limit", Kind::kCount, {}},
+        {"window", Kind::kText, {}},
+        {"align", Kind::kText, "epoch", {}, true},
+        {"timezone", Kind::kText, "UTC", {}, true}},
+       fixed_window},
       {"sliding-log",
        WaitSupport::kRejectOnly,
        {{"limit", Kind::kCount, {}}, {"window", Kind::kDuration, {}}},
@@ -240,6 +303,9 @@ std::optional<std::string> parse_value(const Param& param, std::string_view text
       values.decimals[name] = *d;
       return std::nullopt;
     }
+    case Kind::kText:
+      values.texts[name] = std::string(text);
+      return std::nullopt;
     case Kind::kFlag: {
       if (text != "0" && text != "1")
         return name + " must be 1 (on) or 0 (off), got '" + std::string(text) + "'";
@@ -327,6 +393,7 @@ Expected<LimitSpec> parse_limit_spec(std::string_view text) {
       parse_value(p, *p.default_value, values);
     }
     if (std::find(unnamed.begin(), unnamed.end(), p.name) != unnamed.end()) continue;
+    if (p.quiet && w == written.end()) continue;
     const std::string value = w != written.end() ? w->second : std::string(*p.default_value);
     canonical += sep + std::string(p.name) + "=" + value;
     sep = ',';

@@ -210,6 +210,9 @@ struct Rule {
   std::vector<LimitVariant> tiers;
   std::vector<LimitVariant> overrides;  // by key text ("part|part"), over any tier
   OnChange on_change = OnChange::kKeep;
+  // count_denied: a request this rule refuses is charged as if admitted (Kong's penalty;
+  // core/denied_charge.hpp says per algorithm what that does). Default: refusals are free.
+  bool count_denied = false;
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sluice/config/rule_set.hpp"
+#include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/outcome.hpp"
 #include "sluice/engine/top_keys.hpp"
@@ -37,7 +38,9 @@ struct TableUse {
 class Engine {
  public:
   // Throws std::invalid_argument with the errors when `rules` is invalid.
-  Engine(config::RuleSet rules, core::Nanos now);
+  // `wall`: the Unix time calendar windows (fixed-window align=calendar) decide on, beside the
+  // steady `now` of every decision; null: `now` is taken as Unix time (tests, replays).
+  Engine(config::RuleSet rules, core::Nanos now, const core::Clock* wall = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -67,6 +67,11 @@ struct LimitAsk {
   table::KeyHash key{};
   core::Nanos max_wait = 0;
   bool skip = false;
+  // Added to `now` for this limit alone: a calendar window decides on Unix time, beside
+  // limits that decide on the steady clock.
+  core::Nanos shift = 0;
+  // A refused request is charged to this limit as if admitted (a rule's count_denied).
+  bool count_denied = false;
 };
 
 // All must pass. Each table may appear once. The slots are locked in one global order (by

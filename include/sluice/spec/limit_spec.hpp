@@ -47,6 +47,21 @@ struct LimitSpec {
   }
 };
 
+// A fixed-window with align=calendar: its windows are a time zone's days, weeks or months, and
+// it decides on Unix time.
+inline bool calendar_aligned(const LimitSpec& spec) {
+  const auto* p = std::get_if<core::FixedWindow::Params>(&spec.params);
+  return p != nullptr && p->calendar != nullptr;
+}
+
+// The algorithms a rule's count_denied applies to (core::CountsDenials).
+inline bool counts_denials(const LimitSpec& spec) {
+  return std::holds_alternative<core::TokenBucket::Params>(spec.params) ||
+         std::holds_alternative<core::Gcra::Params>(spec.params) ||
+         std::holds_alternative<core::FixedWindow::Params>(spec.params) ||
+         std::holds_alternative<core::SlidingWindow::Params>(spec.params);
+}
+
 // Errors name the offending algorithm, parameter or value and list what is accepted.
 core::Expected<LimitSpec> parse_limit_spec(std::string_view text);
 

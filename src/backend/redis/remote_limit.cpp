@@ -81,6 +81,11 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
                                                                      spec::LimitSpec spec,
                                                                      RemoteLimitOptions options) {
   if (options.lease < 0) return core::make_error("lease must be 0 (exact) or a permit count");
+  if (spec::calendar_aligned(spec)) {
+    return core::make_error(
+        "calendar windows (align=calendar) are decided locally only, not "
+        "in Redis; use storage: local");
+  }
   if (options.lease > 0) {
     const auto& a = spec.algorithm;
     // leaky-bucket's grants carry nginx's delay, which permits spent later cannot honour.
