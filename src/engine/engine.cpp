@@ -179,9 +179,9 @@ void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answe
     for (std::size_t k = 0; k < part.applied.size() && k < answer.each.size(); ++k) {
       Applied& a = out.applied[part.applied[k]];
       a.decision = answer.each[k];
-      const auto& remote = compiled_of(a).remote;
-      a.unmetered = redis_failed && remote != nullptr &&
-                    remote->options().on_failure == backend::redis::FailurePolicy::kOpen;
+      const auto& in_redis = compiled_of(a).remote;
+      a.unmetered = redis_failed && in_redis != nullptr &&
+                    in_redis->options().on_failure == backend::redis::FailurePolicy::kOpen;
     }
     if (part.enforced) total.add(answer.combined);
     remote.source = answer.source;

@@ -6,6 +6,7 @@
 
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/engine/loop.hpp"
+#include "snapshot.hpp"
 
 namespace sluice::engine {
 namespace {
@@ -42,7 +43,8 @@ std::vector<InstanceRecord> from_index(const redis::Reply& r) {
 
 bool Loop::heartbeat(const std::string& id, const std::string& about, std::int64_t now_unix_ms) {
   snapshot();
-  if (store_ == nullptr || !snapshot_->rules.redis.configured()) return false;
+  if (store_ == nullptr || !(snapshot_->rules.redis && snapshot_->rules.redis->configured()))
+    return false;
   const auto ignore = [](redis::Outcome) {};
   store_->command({"SET", instance_key(id), about, "PX", std::to_string(kHeartbeatTtlMs)}, kIndex,
                   ignore);
@@ -56,35 +58,34 @@ bool Loop::heartbeat(const std::string& id, const std::string& about, std::int64
 void Loop::instances(std::int64_t now_unix_ms,
                      std::function<void(std::optional<std::vector<InstanceRecord>>)> done) {
   snapshot();
-  if (store_ == nullptr || !snapshot_->rules.redis.configured()) {
+  if (store_ == nullptr || !(snapshot_->rules.redis && snapshot_->rules.redis->configured())) {
     boost::asio::post(io_, [done = std::move(done)] { done(std::nullopt); });
     return;
   }
   auto store = store_.get();
-  store->command(
-      {"ZRANGEBYSCORE", kIndex, std::to_string(now_unix_ms - kInstanceForgetMs), "+inf",
-       "WITHSCORES"},
-      kIndex, [store, done = std::move(done)](redis::Outcome o) mutable {
-        const redis::Reply* r = reply_of(o);
-        if (r == nullptr) return done(std::nullopt);
-        auto records = std::make_shared<std::vector<InstanceRecord>>(from_index(*r));
-        if (records->empty()) return done(std::move(*records));
-        std::vector<std::string> args{"MGET"};
-        for (const auto& rec : *records) args.push_back(instance_key(rec.id));
-        store->command(std::move(args), kIndex,
-                       [records, done = std::move(done)](redis::Outcome got) {
-                         const redis::Reply* m = reply_of(got);
-                         if (m == nullptr || m->elements.size() != records->size()) {
-                           return done(std::nullopt);
-                         }
-                         for (std::size_t i = 0; i < records->size(); ++i) {
-                           const redis::Reply& v = m->elements[i];
-                           (*records)[i].live = v.type == redis::Reply::Type::kString;
-                           if ((*records)[i].live) (*records)[i].about = v.str;
-                         }
-                         done(std::move(*records));
-                       });
-      });
+  store->command({"ZRANGEBYSCORE", kIndex, std::to_string(now_unix_ms - kInstanceForgetMs), "+inf",
+                  "WITHSCORES"},
+                 kIndex, [store, done = std::move(done)](redis::Outcome o) mutable {
+                   const redis::Reply* r = reply_of(o);
+                   if (r == nullptr) return done(std::nullopt);
+                   auto records = std::make_shared<std::vector<InstanceRecord>>(from_index(*r));
+                   if (records->empty()) return done(std::move(*records));
+                   std::vector<std::string> args{"MGET"};
+                   for (const auto& rec : *records) args.push_back(instance_key(rec.id));
+                   store->command(std::move(args), kIndex,
+                                  [records, done = std::move(done)](redis::Outcome got) {
+                                    const redis::Reply* m = reply_of(got);
+                                    if (m == nullptr || m->elements.size() != records->size()) {
+                                      return done(std::nullopt);
+                                    }
+                                    for (std::size_t i = 0; i < records->size(); ++i) {
+                                      const redis::Reply& v = m->elements[i];
+                                      (*records)[i].live = v.type == redis::Reply::Type::kString;
+                                      if ((*records)[i].live) (*records)[i].about = v.str;
+                                    }
+                                    done(std::move(*records));
+                                  });
+                 });
 }
 
 }  // namespace sluice::engine

@@ -88,10 +88,9 @@ Reply InstanceBeacon::list() {
   Reply reply;
   reply.later = [self = shared_from_this()](std::function<void(Reply)> done) {
     const std::int64_t now_ms = self->wall_.now() / core::kNanosPerMilli;
-    if (!self->store_->rules()->redis.configured()) {
-      done(json_reply(200, json::object{{"redis", false},
-                                        {"self", self->id_},
-                                        {"instances", json::array{}}}));
+    if (const auto rules = self->store_->rules(); !(rules->redis && rules->redis->configured())) {
+      done(json_reply(
+          200, json::object{{"redis", false}, {"self", self->id_}, {"instances", json::array{}}}));
       return;
     }
     self->loop_.instances(now_ms, [self, now_ms, done = std::move(done)](auto records) {
