@@ -79,7 +79,7 @@ class Applied {
   LimitView limit;
   const config::Rule* rule = nullptr;  // the configured rule (null for an inline limit)
   core::Decision decision;
-  bool enforced = true;    // false: a dry-run rule or a shadow-mode RLS limit, never blocking
+  bool enforced = true;  // false: a dry-run rule or a shadow-mode RLS limit, never blocking
   // Admitted by its fail-open policy while Redis did not answer: nothing was counted, so the
   // decision's numbers say nothing of what is left (its RateLimit item gives no status).
   bool unmetered = false;

@@ -41,8 +41,7 @@ void Store::release(const RemoteLease& lease) {
   schedule_flush();
 }
 
-void Store::command(std::vector<std::string> args, const std::string& routing_key,
-                    Callback done) {
+void Store::command(std::vector<std::string> args, const std::string& routing_key, Callback done) {
   client_->command(std::move(args), routing_key, std::move(done));
 }
 

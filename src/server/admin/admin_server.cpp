@@ -14,10 +14,10 @@
 #include "admin_session.hpp"
 #include "common/listener_admission.hpp"
 #include "common/loop_clock.hpp"
+#include "instance_beacon.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/control/control.hpp"
 #include "sluice/engine/loop.hpp"
-#include "instance_beacon.hpp"
 #include "stats_sampler.hpp"
 
 namespace sluice::server {
@@ -171,13 +171,13 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   metrics::Registry& registry;
   LoopClock clock;
   std::unique_ptr<engine::Loop> loop;
-  std::shared_ptr<AccessKeeper> access;   // made at start(), once the admin address is known
-  std::shared_ptr<AdminService> service;  // likewise
-  std::shared_ptr<StatsSampler> sampler;  // the dashboard's live rates, with an admin listener
+  std::shared_ptr<AccessKeeper> access;    // made at start(), once the admin address is known
+  std::shared_ptr<AdminService> service;   // likewise
+  std::shared_ptr<StatsSampler> sampler;   // the dashboard's live rates, with an admin listener
   std::shared_ptr<InstanceBeacon> beacon;  // this instance's heartbeat in a shared Redis
-  std::unique_ptr<Listener> admin;        // none with `admin: off`
-  std::unique_ptr<Listener> check;        // the decision API on an address of its own
-  std::mutex mutex;                       // each listener's sessions, stopped
+  std::unique_ptr<Listener> admin;         // none with `admin: off`
+  std::unique_ptr<Listener> check;         // the decision API on an address of its own
+  std::mutex mutex;                        // each listener's sessions, stopped
   bool stopped = false;
 };
 

@@ -132,7 +132,11 @@ ClientSession::Next ClientSession::abandon(std::unique_ptr<UpstreamConnection> c
   upstream_io_ = nullptr;
   conn.reset();  // closed already; never pooled, and not the server's failure
   client_aborted_ = false;
-  exchange_.upstream_ms = static_cast<double>(worker_.clock().now() - upstream_start_) / 1e6;
+  const core::Nanos now = worker_.clock().now();
+  exchange_.upstream_ms = static_cast<double>(now - upstream_start_) / 1e6;
+  // For the route's adaptive limit a loss: the upstream did not answer within the client's
+  // patience (at overload clients leave at their deadline; ignoring them blinds the limit).
+  note_upstream(504, now);
   worker_.stats().client_aborts.add();
   return Next::kClose;
 }

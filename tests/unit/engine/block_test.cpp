@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_fixture.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_json.hpp"
 #include "sluice/engine/engine.hpp"
@@ -14,20 +15,6 @@ namespace sluice::engine {
 namespace {
 
 constexpr core::Nanos kSecond = core::kNanosPerSecond;
-
-config::RuleSet load_rules(const std::string& yaml) {
-  auto loaded = config::load_config_text(yaml, "test.yaml");
-  std::string errors;
-  for (const auto& e : loaded.errors) errors += e.format() + "\n";
-  EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : config::RuleSet{};
-}
-
-Outcome ask(Engine& e, const Ask& a, core::Nanos now) {
-  Outcome out;
-  e.decide(a, now, out);
-  return out;
-}
 
 // One request a second per API key; a key that asks for a second one is banned for 60s.
 const std::string kConfig =

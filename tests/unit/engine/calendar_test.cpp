@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/limit_fields.hpp"
+#include "engine_fixture.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 
@@ -14,14 +15,6 @@ namespace {
 
 constexpr core::Nanos kSec = core::kNanosPerSecond;
 constexpr core::Nanos kFeb1Berlin = 1769900400 * kSec;  // 2026-02-01 00:00 CET
-
-config::RuleSet load_rules(const std::string& yaml) {
-  auto loaded = config::load_config_text(yaml, "test.yaml");
-  std::string errors;
-  for (const auto& e : loaded.errors) errors += e.format() + "\n";
-  EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : config::RuleSet{};
-}
 
 const std::string kDaily =
     "listen: 127.0.0.1:8080\n"

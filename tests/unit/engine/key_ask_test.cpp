@@ -5,25 +5,12 @@
 
 #include <string>
 
+#include "engine_fixture.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::engine {
 namespace {
-
-config::RuleSet load_rules(const std::string& yaml) {
-  auto loaded = config::load_config_text(yaml, "test.yaml");
-  std::string errors;
-  for (const auto& e : loaded.errors) errors += e.format() + "\n";
-  EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : config::RuleSet{};
-}
-
-Outcome ask(Engine& e, const Ask& a, core::Nanos now = 0) {
-  Outcome out;
-  e.decide(a, now, out);
-  return out;
-}
 
 const std::string kConfig =
     "listen: 127.0.0.1:8080\n"

@@ -6,25 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "engine_fixture.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 
 namespace sluice::engine {
 namespace {
-
-config::RuleSet load_rules(const std::string& yaml) {
-  auto loaded = config::load_config_text(yaml, "test.yaml");
-  std::string errors;
-  for (const auto& e : loaded.errors) errors += e.format() + "\n";
-  EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : config::RuleSet{};
-}
-
-Outcome ask(Engine& e, const Ask& a, core::Nanos now = 0) {
-  Outcome out;
-  e.decide(a, now, out);
-  return out;
-}
 
 // free: 2 at once, pro: 5 at once (rate 1/m: nothing refills within a test).
 const std::string kTiers =

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_fixture.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
 #include "sluice/table/key_hash.hpp"
@@ -101,14 +102,6 @@ TEST(TopKeys, ARuleMakesItsSketchAtItsFirstDecisionWithinTheBudgetOfSketches) {
   first.reset();  // its rule dropped: the sketch goes back to the budget
   EXPECT_NE(second.take(), nullptr);
   EXPECT_FALSE(second.refused());
-}
-
-config::RuleSet load_rules(const std::string& yaml) {
-  auto loaded = config::load_config_text(yaml, "test.yaml");
-  std::string errors;
-  for (const auto& e : loaded.errors) errors += e.format() + "\n";
-  EXPECT_TRUE(loaded.rules.has_value()) << errors;
-  return loaded.rules ? *loaded.rules : config::RuleSet{};
 }
 
 TEST(TopKeys, TheGatewayAndTheCheckApiNoteTheirDecisionsInTheRulesTopKeys) {
