@@ -58,8 +58,9 @@ TEST(StatsHistory, PastTheCapRulesShareTheOtherRowAndMemoryStaysBounded) {
   EXPECT_EQ(h.memory_bytes(), (StatsHistory::kMaxRules + 1) * 14400u);
   EXPECT_LE(h.memory_bytes(), StatsHistory::kMaxBytes);
   for (const auto& s : w.series) {
-    if (s.name == StatsHistory::kOther)
+    if (s.name == StatsHistory::kOther) {
       EXPECT_EQ(s.points[0].allowed, 1000u - StatsHistory::kMaxRules);
+    }
   }
 }
 
