@@ -27,16 +27,18 @@ struct FixedWindow {
   };
   static_assert(sizeof(State) == 16 && std::is_trivially_copyable_v<State>);
 
+  // The window `now` is in: its index, and the time from `now` to its end (a time left, not
+  // an end instant: `now` may be near the clock's range end, where an instant overflows).
   struct Window {
     std::int64_t index;
-    Nanos end;
+    Nanos left;
   };
   static Window window_at(const Params& p, Nanos now) {
     if (p.calendar != nullptr) {
       const CalendarWindow w = p.calendar->window_at(now);
-      return {w.index, w.end};
+      return {w.index, w.end - now};
     }
-    return {now / p.window, now - now % p.window + p.window};
+    return {now / p.window, p.window - now % p.window};
   }
 
   static State start(const Params& p, Nanos now) { return State{window_at(p, now).index, 0}; }
@@ -46,7 +48,7 @@ struct FixedWindow {
     const Window w = window_at(p, now);
     const std::int64_t index = w.index;
     const std::int64_t count = index == s.index ? s.count : 0;
-    const Nanos reset = w.end - now;
+    const Nanos reset = w.left;
     if (cost <= p.limit - count) {
       const std::int64_t after = count + cost;
       return {Decision{true, 0, p.limit - after, 0, reset, p.limit}, State{index, after}};
