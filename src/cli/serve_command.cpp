@@ -165,16 +165,12 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
       resp_options.clocks = kClocks;
       out.resp = std::make_unique<server::RespServer>(io, *l.resp, engine, std::move(resp_options));
       out.resp->start();
-      log_listening("resp", config::format_endpoint(out.resp->local_endpoint()));
     }
     if (l.grpc) {
       what = "grpc";
       out.rls = std::make_unique<server::RlsServer>(config::format_endpoint(*l.grpc), engine,
                                                     &registry, kClocks);
       out.rls->start();
-      config::Endpoint bound = *l.grpc;
-      bound.port = static_cast<std::uint16_t>(out.rls->port());
-      log_listening("grpc (Envoy RLS)", config::format_endpoint(bound));
     }
   } catch (const std::exception& e) {
     std::fprintf(err, "sluice serve: %s: %s\n", what, e.what());
@@ -184,8 +180,17 @@ bool bind_frontends(const Listeners& l, int workers, asio::io_context& io, engin
 }
 
 // Starts the gateway after the admin listener, says where each listens, and tells systemd.
-void start_serving(Frontends& f, const server::AdminServer& admin, std::FILE* err) {
-  // The admin and check lines first: once the gateway answers, every readiness line is out.
+// Called once the config thread handles SIGHUP: a listener said to be up may be sent one at
+// once, and before the handler is in place SIGHUP's default action ends the process.
+void start_serving(Frontends& f, const Listeners& l, const server::AdminServer& admin,
+                   std::FILE* err) {
+  if (f.resp) log_listening("resp", config::format_endpoint(f.resp->local_endpoint()));
+  if (f.rls) {
+    config::Endpoint bound = *l.grpc;
+    bound.port = static_cast<std::uint16_t>(f.rls->port());
+    log_listening("grpc (Envoy RLS)", config::format_endpoint(bound));
+  }
+  // The admin and check lines next: once the gateway answers, every readiness line is out.
   if (auto where = admin.local_endpoint()) log_listening("admin", config::format_endpoint(*where));
   if (auto check = admin.check_endpoint()) log_listening("check", config::format_endpoint(*check));
   if (f.gateway) {
@@ -304,7 +309,7 @@ int run_serve(const ServeOptions& options, std::FILE* err) {
     return 1;
   }
   control.start();
-  start_serving(frontends, admin, err);
+  start_serving(frontends, *listeners, admin, err);
   log::info("sluice serve: started",
             {{"config", options.config.empty() ? "none" : options.config},
              {"rules", rule_count},

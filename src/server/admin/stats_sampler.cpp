@@ -49,7 +49,7 @@ std::vector<SeriesTotal> decision_totals(const metrics::Registry& registry) {
   return out;
 }
 
-StatsSampler::StatsSampler(boost::asio::io_context& io, const metrics::Registry& registry,
+StatsSampler::StatsSampler(boost::asio::any_io_executor io, const metrics::Registry& registry,
                            const core::Clock& wall)
     : registry_(registry), wall_(wall), timer_(io) {}
 

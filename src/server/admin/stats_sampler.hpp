@@ -2,7 +2,7 @@
 // (sluice_rule_requests_total, through the metrics registry) and records what moved.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <mutex>
@@ -21,7 +21,9 @@ std::vector<SeriesTotal> decision_totals(const metrics::Registry& registry);
 class StatsSampler : public std::enable_shared_from_this<StatsSampler> {
  public:
   // `wall` dates each sample (the series are in unix seconds); both must outlive the sampler.
-  StatsSampler(boost::asio::io_context& io, const metrics::Registry& registry,
+  // `io` runs the sampling: the config thread, not the admin loop, since one collection of a
+  // config of 100,000 rules takes long enough to stall /healthz (test_config_size).
+  StatsSampler(boost::asio::any_io_executor io, const metrics::Registry& registry,
                const core::Clock& wall);
   void start();  // samples now, then every second on `io`
   void stop();   // thread-safe
