@@ -214,7 +214,7 @@ void AdminServer::start() {
   // The decision API decides on this loop; rules kept in Redis go through its own store.
   impl.service->set_loop(impl.loop.get(), &impl.clock);
   if (impl.admin && impl.options.clocks.wall != nullptr) {
-    impl.sampler = std::make_shared<StatsSampler>(impl.control.executor(), impl.registry,
+    impl.sampler = std::make_shared<StatsSampler>(impl.io.get_executor(), impl.registry,
                                                   *impl.options.clocks.wall);
     impl.service->set_dashboard(impl.sampler, impl.options.clocks.wall);
     impl.beacon = std::make_shared<InstanceBeacon>(impl.io, *impl.loop, impl.control.shared_store(),
@@ -227,7 +227,6 @@ void AdminServer::start() {
   for (Impl::Listener* l : {impl.admin.get(), impl.check.get()}) {
     if (l != nullptr) impl.accept(*l);
   }
-  if (impl.sampler) impl.sampler->start();
   if (impl.beacon) impl.beacon->start();
 }
 

@@ -25,6 +25,7 @@
 #include "sluice/core/clock.hpp"
 #include "sluice/proto/http/field_values.hpp"
 #include "sluice/proto/http/request_target.hpp"
+#include "stats_sampler.hpp"
 #include "top_handlers.hpp"
 
 namespace sluice::server {
@@ -327,6 +328,7 @@ void AdminService::remember_change(const std::string& rule,
 }
 
 Reply AdminService::ui(const AdminRequest& request) {
+  if (sampler_) sampler_->start_once();  // the page is open: its rates are kept from now on
   if (request.path == "/ui") {
     Reply moved = text_reply(308, "the dashboard is at /ui/\n");
     moved.headers.emplace_back("Location", "/ui/");
@@ -337,6 +339,7 @@ Reply AdminService::ui(const AdminRequest& request) {
 
 Reply AdminService::series(const AdminRequest& request) {
   if (!sampler_) return error_reply(503, "the live rates are not being sampled");
+  sampler_->start_once();
   return stats_series(*sampler_, request.query);
 }
 

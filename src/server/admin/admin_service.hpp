@@ -78,7 +78,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply instances(const AdminRequest& request);  // GET /v1/instances (instance_beacon.hpp)
   void set_beacon(std::shared_ptr<InstanceBeacon> beacon) { beacon_ = std::move(beacon); }
   // The live rates' sampler and the clock that dates changes; set before the first request.
-  void set_dashboard(std::shared_ptr<const StatsSampler> sampler, const core::Clock* wall) {
+  void set_dashboard(std::shared_ptr<StatsSampler> sampler, const core::Clock* wall) {
     sampler_ = std::move(sampler);
     wall_ = wall;
   }
@@ -105,7 +105,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   engine::Loop* loop_ = nullptr;
   const core::Clock* clock_ = nullptr;
   boost::asio::any_io_executor config_work_;
-  std::shared_ptr<const StatsSampler> sampler_;
+  std::shared_ptr<StatsSampler> sampler_;
   std::shared_ptr<InstanceBeacon> beacon_;
   const core::Clock* wall_ = nullptr;
   LastChange last_change_;

@@ -59,6 +59,12 @@ void StatsSampler::start() {
   arm();
 }
 
+void StatsSampler::start_once() {
+  if (started_) return;
+  started_ = true;
+  start();
+}
+
 void StatsSampler::stop() {
   boost::asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
 }
