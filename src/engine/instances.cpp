@@ -64,7 +64,7 @@ void Loop::instances(std::int64_t now_unix_ms,
   }
   auto store = store_.get();
   store->command({"ZRANGEBYSCORE", kIndex, std::to_string(now_unix_ms - kInstanceForgetMs), "+inf",
-                  "WITHSCORES"},
+                  "WITHSCORES", "LIMIT", "0", std::to_string(kMaxInstancesListed)},
                  kIndex, [store, done = std::move(done)](redis::Outcome o) mutable {
                    const redis::Reply* r = reply_of(o);
                    if (r == nullptr) return done(std::nullopt);

@@ -13,6 +13,8 @@ inline constexpr std::int64_t kHeartbeatEveryMs = 5000;
 inline constexpr std::int64_t kHeartbeatTtlMs = 15000;
 // An instance not seen for this long is forgotten by the next listing.
 inline constexpr std::int64_t kInstanceForgetMs = 3600 * 1000;
+// A listing reads at most this many (restart churn cannot make one listing unbounded).
+inline constexpr int kMaxInstancesListed = 1024;
 
 struct InstanceRecord {
   std::string id;
