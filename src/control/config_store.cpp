@@ -156,19 +156,20 @@ std::vector<std::string> ConfigStore::reload_locked() {
   } else if (errors.empty()) {
     errors.push_back(file_name_ + ": cannot be loaded");
   }
+  // Counted after the line is written: a scrape that shows the reload finds it in the log.
   if (!errors.empty()) {
-    reloads_error_.fetch_add(1, std::memory_order_relaxed);
     log::warn("sluice: config reload refused, the rules in force keep serving (" +
                   std::to_string(errors.size()) + (errors.size() == 1 ? " error):" : " errors):"),
               {{"outcome", "refused"},
                {"generation", static_cast<std::int64_t>(engine_.version())},
                {"errors", errors}});
+    reloads_error_.fetch_add(1, std::memory_order_relaxed);
     return errors;
   }
-  reloads_ok_.fetch_add(1, std::memory_order_relaxed);
   log::info("sluice: config reloaded from " + (path_.empty() ? std::string("RLS files") : path_) +
                 " (version " + std::to_string(engine_.version()) + ")",
             {{"outcome", "ok"}, {"generation", static_cast<std::int64_t>(engine_.version())}});
+  reloads_ok_.fetch_add(1, std::memory_order_relaxed);
   return {};
 }
 

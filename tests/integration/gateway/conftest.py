@@ -264,9 +264,12 @@ class Sluice:
 
         def ready():
             assert self.proc.poll() is None, f"sluice exited early:\n{self.stderr()}"
-            return accepts_connections(self.gateway_port)
+            # The gateway binds before the admin listener starts: the started line comes
+            # after both, so a test's first admin call cannot beat the listener.
+            return (accepts_connections(self.gateway_port)
+                    and "sluice serve: started" in self.stderr())
 
-        wait_until(ready, timeout=8, what="the gateway to listen")
+        wait_until(ready, timeout=8, what="the gateway and admin listeners")
 
     def stderr(self):
         return self.stderr_path.read_text(errors="replace")
