@@ -134,14 +134,16 @@ bench-hot-key: build
 # Goodput of an upstream that collapses (C workers, S ms, unbounded queue) at 0.5x, 1x, 2x and 3x
 # its capacity, open-loop, deadline 200 ms: no limiter, nginx limit_conn, HAProxy maxconn + timeout
 # queue and sluice's static concurrency limit, in one run (docs/overload.md). OVERLOAD_STEP_SECONDS
-# (default 30), OVERLOAD_WORKERS (16) and OVERLOAD_SERVICE_MS (10) change the run.
+# (default 30), OVERLOAD_WORKERS (16), OVERLOAD_SERVICE_MS (10) and OVERLOAD_ROUNDS (3) change
+# the run.
 OVERLOAD_STEP_SECONDS ?= 30
 OVERLOAD_WORKERS ?= 16
 OVERLOAD_SERVICE_MS ?= 10
+OVERLOAD_ROUNDS ?= 3
 .PHONY: bench-overload
 bench-overload: build
 	@/usr/bin/python3 bench/overload/run.py --build $(BUILD) --step-seconds $(OVERLOAD_STEP_SECONDS) \
-	  --workers $(OVERLOAD_WORKERS) --service-ms $(OVERLOAD_SERVICE_MS)
+	  --workers $(OVERLOAD_WORKERS) --service-ms $(OVERLOAD_SERVICE_MS) --rounds $(OVERLOAD_ROUNDS)
 
 # The Debian packages (docs/packaging.md): $(BUILD)/sluice_<version>_amd64.deb and
 # $(BUILD)/libsluice-dev_<version>_amd64.deb.

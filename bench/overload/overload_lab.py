@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -231,6 +232,23 @@ def run_load(load_bin, port, steps, deadline_ms=200, headers=(), max_conns=4096)
     for row in csv.DictReader(io.StringIO(out.stdout)):
         rows.append({k: (float(v) if "." in v else int(v)) for k, v in row.items()})
     return rows
+
+
+def run_load_changing(load_bin, port, steps, upstream, at_s, change, **kw):
+    """run_load, with upstream.control(**change) called `at_s` seconds into the schedule (the
+    upstream slowing or shrinking mid-run); returns the rows."""
+    timer = threading.Timer(at_s, lambda: upstream.control(**change))
+    timer.start()
+    try:
+        return run_load(load_bin, port, steps, **kw)
+    finally:
+        timer.cancel()
+
+
+def mean_goodput(rows, first_s, end_s):
+    """The mean of the ok answers per second over seconds [first_s, end_s) of the run."""
+    secs = [r for r in rows if first_s <= r["second"] < end_s]
+    return sum(r["ok"] for r in secs) / max(len(secs), 1)
 
 
 def per_step(rows, steps, settle_s=1):

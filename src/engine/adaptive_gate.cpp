@@ -131,7 +131,7 @@ void AdaptiveGate::on_grant(std::uint64_t ticket, std::function<void()> wake) {
   wake();  // granted before its wake was given
 }
 
-bool AdaptiveGate::claim(std::uint64_t ticket, Permit& permit) {
+bool AdaptiveGate::claim(std::uint64_t ticket, Permit& permit, bool shed) {
   std::lock_guard lock(mutex_);
   if (const auto g = granted_.find(ticket); g != granted_.end()) {
     permit = g->second.permit;
@@ -142,7 +142,7 @@ bool AdaptiveGate::claim(std::uint64_t ticket, Permit& permit) {
   if (t == tier_of_.end()) return false;
   auto& q = queue_[static_cast<std::size_t>(t->second)];
   q.erase(std::find_if(q.begin(), q.end(), [&](const Waiter& w) { return w.ticket == ticket; }));
-  shed_[static_cast<std::size_t>(t->second)].fetch_add(1, std::memory_order_relaxed);
+  if (shed) shed_[static_cast<std::size_t>(t->second)].fetch_add(1, std::memory_order_relaxed);
   tier_of_.erase(t);
   --queued_;
   return false;

@@ -56,8 +56,8 @@ class AdaptiveGate {
   // granted; at once if it already was.
   void on_grant(std::uint64_t ticket, std::function<void()> wake);
   // After the wake or the wait's end: true (`permit` set) if the ticket was granted; else it
-  // leaves the queue, refused (counted as shed).
-  bool claim(std::uint64_t ticket, Permit& permit);
+  // leaves the queue, refused (counted as shed unless `shed` is false: its client left).
+  bool claim(std::uint64_t ticket, Permit& permit, bool shed = true);
   // A finished request: its permit back and its sample (`now`: when it ended) to the algorithm.
   void release(const Permit& p, core::Nanos now, adaptive::Outcome outcome);
 

@@ -90,7 +90,15 @@ void wake_on_grant(Outcome& out, std::function<void()> wake) {
 
 void claim_adaptive(Outcome& out) {
   AdaptiveHold& hold = OutcomeAccess::adaptive(out);
+  hold.cancel_wait = nullptr;
   if (!hold.gate || hold.ticket == 0) return;
+  if (hold.left) {
+    // Its client went while it waited: its place (or a permit handed over meanwhile) goes
+    // back unused, neither a sample nor a refusal.
+    out.queued = 0;
+    release_adaptive(out, UpstreamResult::kNone, 0);
+    return;
+  }
   AdaptiveGate::Permit permit;
   const bool granted = hold.gate->claim(hold.ticket, permit);
   hold.ticket = 0;
@@ -109,7 +117,7 @@ void release_adaptive(Outcome& out, UpstreamResult result, core::Nanos now) {
   if (!hold.gate) return;
   if (hold.ticket != 0) {
     AdaptiveGate::Permit permit;
-    if (hold.gate->claim(hold.ticket, permit)) {
+    if (hold.gate->claim(hold.ticket, permit, /*shed=*/false)) {
       hold.gate->release(permit, 0, adaptive::Outcome::kIgnored);
     }
   } else if (hold.held) {

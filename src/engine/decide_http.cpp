@@ -32,21 +32,15 @@ const CompiledRoute* match(const Snapshot& snap, const RequestView& r) {
 
 void count(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 
-// The rule's key for its top keys: its text (cut short) under the hash the engine has.
-void tag_key(const config::Rule& rule, const RequestView& r, const Outcome& out,
-             std::string_view route, std::uint64_t hash, KeyTag& tag) {
-  tag.clear(hash);
-  tag.set = tag_request_key(rule.key, r, out.client(), route, tag);
-}
-
-// A rule's key in this request: hashed for a local rule, as text for one kept in Redis (and
-// for a rule with tiers or overrides, which chooses by it); the limit it is charged against.
+// A rule's key in this request: hashed (for a local rule, where it stands), and as text for
+// one kept in Redis and for a rule with tiers or overrides, which chooses by it; the limit it
+// is charged against; its text cut short under its hash, for the rule's top keys.
 struct RuleKey {
   table::KeyHash hash{};
   std::string text;
   bool missing = false;
   const CompiledLimit* limit = nullptr;
-  KeyTag tag;  // for the rule's top keys
+  KeyTag tag;
 };
 
 // The request's key for `rule` into `key` (false: a part is missing), and the limit it is
@@ -55,16 +49,21 @@ struct RuleKey {
 bool rule_key(const CompiledRule& rule, const RequestView& r, std::string_view client,
               std::string_view route, bool tier_trusted, RuleKey& key) {
   key.limit = &rule.limit;
-  if (!rule.has_variants()) {
-    return rule.limit.in_redis() ? request_key_text(rule.rule.key, r, client, route, key.text)
-                                 : hash_request_key(rule.rule.key, r, client, route, key.hash);
+  if (!rule.has_variants() && !rule.limit.in_redis()) {
+    return hash_request_key(rule.rule.key, r, client, route, key.hash, key.tag);
   }
   if (!request_key_text(rule.rule.key, r, client, route, key.text)) return false;
-  std::optional<std::string_view> tier;
-  proto::http::IpAddress network;
-  if (tier_trusted && rule.rule.tier) tier = part_value(*rule.rule.tier, r, client, route, network);
-  key.limit = &rule.limit_for(key.text, tier);
-  if (!key.limit->in_redis()) key.hash = table::hash_key(key.text);
+  if (rule.has_variants()) {
+    std::optional<std::string_view> tier;
+    proto::http::IpAddress network;
+    if (tier_trusted && rule.rule.tier) {
+      tier = part_value(*rule.rule.tier, r, client, route, network);
+    }
+    key.limit = &rule.limit_for(key.text, tier);
+  }
+  key.hash = table::hash_key(key.text);
+  key.tag.clear(key.hash.bucket);
+  key.tag.append(key.text);
   return true;
 }
 
@@ -84,7 +83,7 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, bool tier_
     count(d.allowed ? rr.counters->allowed : rr.counters->dry_run_denied);
     Applied& a =
         out.applied.emplace_back(applied(*key.limit, &rule.rule, d, false, rr.counters.get()));
-    tag_key(rule.rule, r, out, route.route.name, ask.key.bucket, OutcomeAccess::key(a));
+    OutcomeAccess::key(a) = key.tag;
     note_key(a, !d.allowed, now);
     if (!d.allowed) tally_dry_run_denial(a);
   }
@@ -97,11 +96,7 @@ bool enforce_keys(const CompiledRoute& route, const RequestView& r, bool tier_tr
   for (std::size_t i = 0; i < route.enforce.size(); ++i) {
     const RouteRule& rr = route.enforce[i];
     const CompiledRule& rule = *rr.rule;
-    if (rule_key(rule, r, out.client(), route.route.name, tier_trusted, keys[i])) {
-      if (keys[i].limit->in_redis()) keys[i].hash = table::hash_key(keys[i].text);
-      tag_key(rule.rule, r, out, route.route.name, keys[i].hash.bucket, keys[i].tag);
-      continue;
-    }
+    if (rule_key(rule, r, out.client(), route.route.name, tier_trusted, keys[i])) continue;
     keys[i].missing = true;
     count(rr.counters->missing_key);  // counted once: a missing key, not also a denial
     if (rule.rule.on_missing_key != config::OnMissingKey::kDeny) continue;

@@ -59,22 +59,30 @@ std::optional<std::string_view> part_value(const config::KeyPart& p, const Reque
 }
 
 bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                      std::string_view client, std::string_view route, table::KeyHash& out) {
+                      std::string_view client, std::string_view route, table::KeyHash& out,
+                      KeyTag& tag) {
   proto::http::IpAddress network;
+  tag.clear(0);
   if (parts.size() == 1) {
     const auto v = part_value(parts[0], r, client, route, network);
     if (!v) return false;
     out = table::hash_key(*v);
-    return true;
+    tag.append(*v);
+  } else {
+    table::KeyHasher hasher;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const auto v = part_value(parts[i], r, client, route, network);
+      if (!v) return false;
+      if (i > 0) {
+        hasher.add("|");
+        tag.append("|");
+      }
+      hasher.add(*v);
+      tag.append(*v);
+    }
+    out = hasher.finish();
   }
-  table::KeyHasher hasher;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto v = part_value(parts[i], r, client, route, network);
-    if (!v) return false;
-    if (i > 0) hasher.add("|");
-    hasher.add(*v);
-  }
-  out = hasher.finish();
+  tag.hash = out.bucket;
   return true;
 }
 
@@ -87,18 +95,6 @@ bool request_key_text(std::span<const config::KeyPart> parts, const RequestView&
     if (!v) return false;
     if (i > 0) out += '|';
     out.append(*v);
-  }
-  return true;
-}
-
-bool tag_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                     std::string_view client, std::string_view route, KeyTag& tag) {
-  proto::http::IpAddress network;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto v = part_value(parts[i], r, client, route, network);
-    if (!v) return false;
-    if (i > 0) tag.append("|");
-    tag.append(*v);
   }
   return true;
 }

@@ -25,18 +25,15 @@ std::optional<std::string_view> part_value(const config::KeyPart& part, const Re
                                            proto::http::IpAddress& network);
 
 // The key's hash, equal to table::hash_key of its text (parts joined with '|'), so a key the
-// decision service is given as text meets the same state. False when a part is missing.
+// decision service is given as text meets the same state; and, in the same pass over the
+// request, its text cut to KeyTag's bytes for the top keys. False when a part is missing.
 bool hash_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                      std::string_view client, std::string_view route, table::KeyHash& out);
+                      std::string_view client, std::string_view route, table::KeyHash& out,
+                      KeyTag& tag);
 
 // The key's text ("part|part"); false when a part is missing.
 bool request_key_text(std::span<const config::KeyPart> parts, const RequestView& r,
                       std::string_view client, std::string_view route, std::string& out);
-
-// The key's text cut to KeyTag's bytes, after `tag.clear(hash)` with its hash; false when a
-// part is missing.
-bool tag_request_key(std::span<const config::KeyPart> parts, const RequestView& r,
-                     std::string_view client, std::string_view route, KeyTag& tag);
 
 // A key's hash as the access log shows it under log_key: hash: 16 hex digits.
 void hash_hex(std::uint64_t hash, std::string& out);

@@ -160,12 +160,20 @@ void Loop::await_permit(Outcome& out, std::function<void()> done) {
     detail::claim_adaptive(out);
     done();
   });
-  // Handed a permit on whichever loop released one: the wait ends on this loop.
-  detail::wake_on_grant(out, [io = &io_, weak = std::weak_ptr<Wait>(wait)] {
-    boost::asio::post(*io, [weak] {
-      if (auto w = weak.lock()) w->timer.cancel();
-    });
-  });
+  // The wait ends early when a permit is handed over (on whichever loop released one: the
+  // wait ends on this loop) or when the request's client leaves (leave_queue).
+  auto cancel = [weak = std::weak_ptr<Wait>(wait)] {
+    if (auto w = weak.lock()) w->timer.cancel();
+  };
+  detail::OutcomeAccess::adaptive(out).cancel_wait = cancel;
+  detail::wake_on_grant(out, [io = &io_, cancel] { boost::asio::post(*io, cancel); });
+}
+
+void Loop::leave_queue(Outcome& out) {
+  detail::AdaptiveHold& hold = detail::OutcomeAccess::adaptive(out);
+  if (!hold.cancel_wait) return;
+  hold.left = true;
+  hold.cancel_wait();
 }
 
 bool Loop::release_lease(std::string_view token) {

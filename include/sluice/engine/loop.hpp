@@ -73,6 +73,10 @@ class Loop {
         token);
   }
 
+  // During async_permit: the request's client left, so the wait ends now and its place in the
+  // queue goes back (not counted as shed); the wait's handler still runs. No-op otherwise.
+  void leave_queue(Outcome& out);
+
   // The request is done: permits held in Redis go back (local ones with out.reset()). Until
   // then the loop's store renews them, every third of their rule's permit_ttl.
   void release(Outcome& out);

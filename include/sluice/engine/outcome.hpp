@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ struct AdaptiveHold {
   std::uint64_t ticket = 0;  // > 0: queued
   int tier = 0;
   bool held = false;  // a permit to give back
+  // While queued: ends the wait at once (Loop::leave_queue); `left`: its client went first.
+  std::function<void()> cancel_wait;
+  bool left = false;
 };
 }  // namespace detail
 

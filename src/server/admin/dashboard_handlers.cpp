@@ -105,6 +105,56 @@ json::value redis_state(const config::RuleSet& rules, const metrics::Registry& r
                       {"on_failure", policy_name(rules.redis->defaults.on_failure)}};
 }
 
+// Each route's overload protection as its gauges and counters show it: the adaptive limit
+// (limit, in flight, queued, min RTT, shed over every tier) and the breaker (state, opens,
+// fallbacks answered). Routes with neither are left out.
+json::array overload_state(const metrics::Registry& registry) {
+  static constexpr std::pair<std::string_view, const char*> kAdaptive[] = {
+      {"sluice_adaptive_limit", "limit"},
+      {"sluice_adaptive_in_flight", "in_flight"},
+      {"sluice_adaptive_queued", "queued"},
+      {"sluice_adaptive_shed_total", "shed"}};
+  static constexpr const char* kBreakerStates[] = {"closed", "open", "half_open"};
+  std::map<std::string, json::object, std::less<>> routes;
+  for (const auto& s : registry.samples(
+           {"sluice_adaptive_limit", "sluice_adaptive_in_flight", "sluice_adaptive_queued",
+            "sluice_adaptive_shed_total", "sluice_adaptive_min_rtt_seconds", "sluice_breaker_state",
+            "sluice_breaker_transitions_total", "sluice_breaker_fallbacks_total"})) {
+    std::string_view route, to;
+    for (const auto& [k, v] : s.labels) {
+      if (k == "route") route = v;
+      if (k == "to") to = v;
+    }
+    if (route.empty()) continue;
+    json::object& r = routes[std::string(route)];
+    r["route"] = route;
+    const bool adaptive = s.name.starts_with("sluice_adaptive_");
+    json::value& part = r[adaptive ? "adaptive" : "breaker"];
+    if (!part.is_object()) {
+      // Counters a series of which appears only with its first event start at 0.
+      part =
+          adaptive ? json::object{{"shed", 0.0}} : json::object{{"opens", 0.0}, {"fallbacks", 0.0}};
+    }
+    json::object& o = part.as_object();
+    auto add = [&](const char* field, double v) {
+      o[field] = (o.contains(field) ? o[field].to_number<double>() : 0.0) + v;
+    };
+    for (const auto& [family, field] : kAdaptive) {
+      if (family == s.name) add(field, s.value);
+    }
+    if (s.name == "sluice_adaptive_min_rtt_seconds") o["min_rtt_ms"] = s.value * 1000;
+    if (s.name == "sluice_breaker_state") {
+      const auto i = static_cast<std::size_t>(s.value);
+      o["state"] = i < std::size(kBreakerStates) ? kBreakerStates[i] : "unknown";
+    }
+    if (s.name == "sluice_breaker_transitions_total" && to == "open") add("opens", s.value);
+    if (s.name == "sluice_breaker_fallbacks_total") add("fallbacks", s.value);
+  }
+  json::array out;
+  for (auto& [name, o] : routes) out.push_back(std::move(o));
+  return out;
+}
+
 std::string yaml_of(const std::optional<config::Rule>& rule) {
   if (!rule) return {};
   config::RuleTextCache cache;
@@ -181,7 +231,8 @@ Reply status(const control::ConfigStore& store, const metrics::Registry& registr
                               {"write_back", rules->write_back && !store.path().empty()}}},
       {"listeners", listener_list(*rules)},
       {"redis", redis_state(*rules, registry)},
-      {"rules", std::move(rule_rows)}};
+      {"rules", std::move(rule_rows)},
+      {"overload", overload_state(registry)}};
   if (sampler != nullptr) body["series_memory_bytes"] = sampler->memory_bytes();
   return json_reply(200, body);
 }

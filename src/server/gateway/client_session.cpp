@@ -98,6 +98,7 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
         client_aborted_ = true;
         error_code ignored;
         if (upstream_io_ != nullptr) upstream_io_->close(ignored);
+        worker_.loop().leave_queue(outcome_);  // waiting for an adaptive permit: not any more
       }) {
   error_code ignored;
   client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
@@ -198,7 +199,11 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   }
   if (outcome_.verdict == engine::Verdict::kAllow && outcome_.queued > 0) {
     // The route's adaptive limit is reached: in its queue, on a timer; then a permit or 503.
+    // A client that leaves meanwhile gives its place back at once (as HAProxy's abortonclose).
+    abort_watch_.start();
     co_await loop.async_permit(outcome_, boost::asio::use_awaitable_t<Executor>{});
+    abort_watch_.stop();
+    if (client_aborted_) co_return abandon_queued(now);
   }
   write_limit_fields();
   const bool keep_alive = p.keep_alive() && !worker_.draining();
@@ -235,6 +240,14 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   }
   finish_exchange(now);
   co_return next;
+}
+
+ClientSession::Next ClientSession::abandon_queued(core::Nanos now) {
+  client_aborted_ = false;
+  exchange_.decision = "abandon";
+  worker_.stats().client_aborts.add();
+  finish_exchange(now);  // logged as 499
+  return Next::kClose;
 }
 
 void ClientSession::write_limit_fields() {

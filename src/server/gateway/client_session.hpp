@@ -125,6 +125,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // The client left while its request waited on the upstream: the upstream connection is
   // dropped, the abort counted, and the session ends (499 in the access log).
   Next abandon(std::unique_ptr<UpstreamConnection> conn);
+  // The client left while its request waited in the route's adaptive queue: never forwarded,
+  // its place given back, the abort counted, the session ended (499).
+  Next abandon_queued(core::Nanos now);
   Awaitable<Attempt> send_request(UpstreamConnection& conn, const ServerState& server,
                                   const UpstreamRequest& request);
   // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece

@@ -118,3 +118,44 @@ def test_clients_that_leave_close_their_upstream_connections_within_a_second(slu
                    timeout=3, what="40 access lines with 499")
     finally:
         up.stop()
+
+
+def test_clients_that_leave_the_adaptive_queue_give_their_places_back_unforwarded(sluice):
+    up = HoldingUpstream()
+    try:
+        # A limit of one permit: the first /slow holds it, the next ten wait up to 30 s.
+        s = sluice(gateway_config([up.address], timeouts="timeouts: {{upstream: 30s}}",
+                                  route_extra="adaptive_concurrency:\n"
+                                              "  {{algorithm: aimd, min_limit: 1, max_limit: 1,"
+                                              " initial: 1, max_wait: 30s}}"))
+        holder = socket.create_connection(("127.0.0.1", s.gateway_port))
+        holder.sendall(REQUEST)
+        wait_until(lambda: up.held == 1, timeout=3, what="the first request at the upstream")
+        queued = []
+        for _ in range(10):
+            c = socket.create_connection(("127.0.0.1", s.gateway_port))
+            c.sendall(REQUEST)
+            queued.append(c)
+        wait_until(lambda: s.metric("sluice_adaptive_queued") == 10, timeout=3,
+                   what="ten requests in the queue")
+        left = time.monotonic()
+        for i, c in enumerate(queued):
+            reset(c) if i % 2 else c.close()
+        wait_until(lambda: s.metric("sluice_adaptive_queued") == 0, timeout=2,
+                   what="the queue emptied by the clients that left")
+        assert time.monotonic() - left < 1.0
+        assert s.metric("sluice_gateway_client_aborts_total") == 10
+        assert s.metric("sluice_adaptive_shed_total") == 0  # they left: nobody refused them
+        wait_until(lambda: sum(" 499 " in line for line in s.access_lines()) == 10,
+                   timeout=3, what="ten access lines with 499")
+        # Never forwarded, and the permit is still the holder's: the upstream saw one request.
+        time.sleep(0.3)
+        assert up.held == 1
+        assert s.metric("sluice_adaptive_in_flight") == 1
+        holder.close()
+        wait_until(lambda: len(up.ended) == 1, timeout=2, what="the holder's upstream request to end")
+        wait_until(lambda: s.metric("sluice_adaptive_in_flight") == 0, timeout=2,
+                   what="the holder's permit back")
+        assert ok(s), "the limit's permit was not given back"
+    finally:
+        up.stop()

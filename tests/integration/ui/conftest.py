@@ -78,6 +78,16 @@ upstreams:
   demo:
     servers: [{upstream}]
 routes:
+  - name: guarded
+    match: {{path_prefix: /guarded}}
+    upstream: demo
+    adaptive_concurrency: {{algorithm: aimd, initial: 7, min_limit: 1, max_limit: 50}}
+    breaker:
+      error_ratio: 0.5
+      window: 10s
+      min_requests: 10
+      open_for: 5s
+      fallback: {{status: 503}}
   - name: api
     match: {{path_prefix: /}}
     upstream: demo

@@ -155,3 +155,21 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
     assert browser.call("eval", js="document.querySelector('#rule-rows tr[data-rule=\"spare\"] input.dry-run').checked")
     browser.screenshot("5-after-restart.png")
     assert browser.call("errors") == []
+
+
+def test_dashboard_shows_each_routes_adaptive_limit_and_breaker(stack, browser):
+    for _ in range(5):
+        assert requests.get(stack.gateway + "/guarded/x", timeout=5).status_code == 200
+    assert browser.call("goto", url=stack.admin + "/ui/") == 200
+    browser.call("type", selector="#token", text=TOKEN)
+    browser.call("click", selector="#token-form button")
+    # route, adaptive limit, in flight, queued, min RTT ms, shed, breaker, opens, fallbacks
+    row = browser.wait("(() => { const r = [...document.querySelectorAll('#overload-body tbody tr')]"
+                       ".find((tr) => tr.cells[0].textContent === 'guarded');"
+                       " return r && [...r.cells].map((c) => c.textContent); })()")
+    # aimd from 7: five quick successes, no loss, so no cut; none waiting, none shed.
+    assert row[0] == "guarded" and int(row[1]) >= 7, row
+    assert (row[2], row[3], row[5]) == ("0", "0", "0"), row
+    assert float(row[4]) > 0, row  # a round trip was measured
+    assert (row[6], row[7], row[8]) == ("closed", "0", "0"), row
+    browser.screenshot("6-overload.png")

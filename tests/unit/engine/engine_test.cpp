@@ -302,9 +302,13 @@ TEST(Engine, AClientIpPrefixKeyIsTheNetworkWrittenOut) {
     EXPECT_TRUE(detail::request_key_text({&part, 1}, view, client, "all", text));
     // The hash is the text's: a check API call naming the network meets the same state.
     table::KeyHash hash;
-    EXPECT_TRUE(detail::hash_request_key({&part, 1}, view, client, "all", hash));
+    KeyTag tag;
+    EXPECT_TRUE(detail::hash_request_key({&part, 1}, view, client, "all", hash, tag));
     EXPECT_EQ(hash.bucket, table::hash_key(text).bucket);
     EXPECT_EQ(hash.fingerprint, table::hash_key(text).fingerprint);
+    // The top keys see the same text, under the same hash.
+    EXPECT_EQ(std::string_view(tag.text, tag.size), text);
+    EXPECT_EQ(tag.hash, hash.bucket);
     return text;
   };
   EXPECT_EQ(key("203.0.113.77"), "203.0.113.0/24");

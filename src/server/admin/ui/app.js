@@ -60,6 +60,25 @@ async function status() {
     s.rules.map((x) => [x.name, x.storage, x.on_failure, x.table?.keys, x.table?.capacity,
       x.table?.memory_bytes, x.table?.evictions, x.table?.idle_drops])));
   $('status-body').replaceChildren(...parts);
+  overload(s.overload || []);
+}
+
+// Each route's adaptive limit and breaker, from /v1/status (their gauges and counters).
+function overload(routes) {
+  const n = (v, digits = 0) => (v === undefined ? '' : Number(v).toFixed(digits));
+  const rows = routes.map((r) => [r.route, n(r.adaptive?.limit), n(r.adaptive?.in_flight),
+    n(r.adaptive?.queued), n(r.adaptive?.min_rtt_ms, 1), n(r.adaptive?.shed),
+    r.breaker?.state ?? '', n(r.breaker?.opens), n(r.breaker?.fallbacks)]);
+  const body = $('overload-body');
+  if (!rows.length) {
+    const e = document.createElement('p');
+    e.className = 'note';
+    e.textContent = 'No route has an adaptive concurrency limit or a breaker.';
+    body.replaceChildren(e);
+    return;
+  }
+  body.replaceChildren(table(['route', 'adaptive limit', 'in flight', 'queued', 'min RTT ms',
+    'shed', 'breaker', 'opens', 'fallbacks'], rows));
 }
 
 async function instances() {
@@ -118,7 +137,7 @@ async function start() {
   $('forget-token').hidden = !token();
   await Promise.all([status(), loadRules(), series(), instances()]);
   await topKeys();
-  timers = [setInterval(series, 1000), setInterval(status, 5000), setInterval(topKeys, 2000),
+  timers = [setInterval(series, 1000), setInterval(status, 2000), setInterval(topKeys, 2000),
     setInterval(instances, 5000)];
 }
 
