@@ -168,7 +168,8 @@ class Proxy:
     """One limiter in front of the upstream: kind is nginx, haproxy or sluice."""
 
     def __init__(self, kind, workdir, upstream_port, limit, sluice_bin=None, queue_ms=100,
-                 algorithm="envoy-gradient", max_wait_ms=0, priority_header=None):
+                 algorithm="envoy-gradient", max_wait_ms=0, priority_header=None,
+                 min_rtt_interval=None):
         self.kind, self.port, self.admin = kind, free_port(), free_port()
         os.makedirs(workdir, exist_ok=True)
         conf = os.path.join(workdir, f"{kind}.conf")
@@ -189,6 +190,8 @@ class Proxy:
             extra = f"      max_wait: {max_wait_ms}ms\n" if max_wait_ms else ""
             if priority_header:
                 extra += f"      priority: header:{priority_header}\n"
+            if min_rtt_interval:
+                extra += f"      min_rtt_interval: {min_rtt_interval}\n"
             text = SLUICE_ADAPTIVE_CONF.format(upstream=upstream_port, port=self.port,
                                                admin=self.admin, algorithm=algorithm,
                                                extra=extra)

@@ -54,6 +54,8 @@ def parse_args():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--change-seconds", type=float, default=20, help="0: no change runs")
     ap.add_argument("--change-at", type=float, default=5)
+    ap.add_argument("--min-rtt-interval", default=None,
+                    help="sluice-adaptive's min_rtt_interval (default: its own, 60s)")
     ap.add_argument("--deadline-ms", type=int, default=200)
     ap.add_argument("--queue-ms", type=int, default=None, help="HAProxy timeout queue (T / 2)")
     ap.add_argument("--targets", default="direct,nginx,haproxy,sluice,sluice-adaptive")
@@ -92,7 +94,8 @@ class Bench:
         try:
             if target != "direct":
                 proxy = lab.Proxy(target, os.path.join(self.out, target), up.port, a.workers,
-                                  sluice_bin=self.sluice_bin, queue_ms=self.queue_ms)
+                                  sluice_bin=self.sluice_bin, queue_ms=self.queue_ms,
+                                  min_rtt_interval=a.min_rtt_interval)
                 port = proxy.port
             if change:
                 rows = lab.run_load_changing(self.load_bin, port, steps, up, change[0],

@@ -40,6 +40,12 @@ void check_limits(Section& s, const AdaptiveConcurrency& a) {
   if (a.algorithm == AdaptiveAlgorithm::kVegas && a.min_limit) {
     s.fail("min_limit", "vegas has no min_limit (its floor is 1): leave it out");
   }
+  if (!envoy && a.min_rtt_interval) {
+    s.fail("min_rtt_interval", "applies to envoy-gradient only: leave it out");
+  }
+  if (a.min_rtt_interval && *a.min_rtt_interval < core::kNanosPerMilli) {
+    s.fail("min_rtt_interval", core::format_duration(*a.min_rtt_interval) + " is below 1ms");
+  }
   if (a.min_limit && a.max_limit && *a.min_limit > *a.max_limit) {
     s.fail("min_limit",
            std::to_string(*a.min_limit) + " is above max_limit " + std::to_string(*a.max_limit));
@@ -58,14 +64,15 @@ void check_limits(Section& s, const AdaptiveConcurrency& a) {
 
 std::optional<AdaptiveConcurrency> read_adaptive_concurrency(Section& route) {
   auto s = route.section("adaptive_concurrency",
-                         {"algorithm", "min_limit", "max_limit", "initial", "max_wait", "max_queue",
-                          "status", "body", "priority", "bypass"});
+                         {"algorithm", "min_limit", "max_limit", "initial", "min_rtt_interval",
+                          "max_wait", "max_queue", "status", "body", "priority", "bypass"});
   if (!s) return std::nullopt;
   AdaptiveConcurrency a;
   if (auto v = s->choice("algorithm", kAdaptiveAlgorithms)) a.algorithm = *v;
   a.min_limit = s->number("min_limit", 1, kMaxLimit);
   a.max_limit = s->number("max_limit", 1, kMaxLimit);
   a.initial = s->number("initial", 1, kMaxLimit);
+  a.min_rtt_interval = s->duration("min_rtt_interval");
   if (auto w = s->duration("max_wait")) a.max_wait = *w;
   if (auto q = s->number("max_queue", 1, kMaxAdaptiveQueue)) a.max_queue = *q;
   if (auto st = s->number("status", 200, 599)) a.status = static_cast<int>(*st);

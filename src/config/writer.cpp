@@ -199,6 +199,10 @@ void emit_adaptive(YAML::Emitter& out, const AdaptiveConcurrency& a) {
         std::pair{"initial", &a.initial}}) {
     if (*value) out << YAML::Key << field << YAML::Value << **value;
   }
+  if (a.min_rtt_interval) {
+    out << YAML::Key << "min_rtt_interval" << YAML::Value
+        << core::format_duration(*a.min_rtt_interval);
+  }
   if (a.max_wait > 0)
     out << YAML::Key << "max_wait" << YAML::Value << core::format_duration(a.max_wait);
   out << YAML::Key << "max_queue" << YAML::Value << a.max_queue;

@@ -32,6 +32,7 @@ core::Expected<AnyLimit> make_adaptive_limit(const config::AdaptiveConcurrency& 
       adaptive::EnvoyGradient::Params p;
       set(p.min_concurrency, c.min_limit);
       set(p.max_concurrency_limit, c.max_limit);
+      set(p.min_rtt_interval, c.min_rtt_interval);
       return started<adaptive::EnvoyGradient>(p, now, seed);
     }
     case config::AdaptiveAlgorithm::kVegas: {

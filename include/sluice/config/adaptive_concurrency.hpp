@@ -25,6 +25,10 @@ struct AdaptiveConcurrency {
   std::optional<std::int64_t> min_limit;
   std::optional<std::int64_t> max_limit;
   std::optional<std::int64_t> initial;
+  // envoy-gradient: how often it measures the minimum RTT again (Envoy's min_rtt_calc_params
+  // interval). Shorter follows an upstream that slows sooner, at the cost of more windows
+  // spent at min_limit.
+  std::optional<core::Nanos> min_rtt_interval;
   // Over the limit: wait up to max_wait for a permit (highest tier first, FIFO within a tier),
   // then refuse; 0: refuse at once.
   core::Nanos max_wait = 0;
