@@ -52,6 +52,15 @@ TEST(AdaptiveConcurrencyConfig, EveryFieldIsWrittenBackAsRead) {
   EXPECT_EQ(a.bypass.size(), 1u);
 }
 
+TEST(AdaptiveConcurrencyConfig, AnEnvoyGradientMinRttIntervalIsWrittenBackAsRead) {
+  Loaded loaded = load_config_text(route_with("      min_rtt_interval: 3s\n", ""), "t.yaml");
+  ASSERT_TRUE(loaded.rules) << errors_of(loaded);
+  EXPECT_EQ(loaded.rules->routes[0].adaptive->min_rtt_interval, 3 * core::kNanosPerSecond);
+  Loaded again = load_config_text(to_yaml(*loaded.rules), "written.yaml");
+  ASSERT_TRUE(again.rules) << errors_of(again);
+  EXPECT_EQ(again.rules->routes[0].adaptive->min_rtt_interval, 3 * core::kNanosPerSecond);
+}
+
 TEST(AdaptiveConcurrencyConfig, EachWrongValueIsAnErrorNamingItsField) {
   // The block starts at line 7; each error is at the line of the field it names.
   const struct {
@@ -63,6 +72,8 @@ TEST(AdaptiveConcurrencyConfig, EachWrongValueIsAnErrorNamingItsField) {
        "envoy-gradient, vegas, gradient2, aimd)"},
       {"      initial: 5\n", "envoy-gradient has no initial limit"},
       {"      algorithm: vegas\n      min_limit: 2\n", "vegas has no min_limit", 8},
+      {"      algorithm: aimd\n      min_rtt_interval: 3s\n", "applies to envoy-gradient only", 8},
+      {"      min_rtt_interval: 500us\n", "500us is below 1ms"},
       {"      algorithm: aimd\n      min_limit: 9\n      max_limit: 3\n", "9 is above max_limit 3",
        8},
       {"      priority: 10\n", "'10' is not a tier (0 to 9"},
