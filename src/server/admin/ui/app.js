@@ -67,7 +67,7 @@ async function status() {
 function overload(routes) {
   const n = (v, digits = 0) => (v === undefined ? '' : Number(v).toFixed(digits));
   const rows = routes.map((r) => [r.route, n(r.adaptive?.limit), n(r.adaptive?.in_flight),
-    n(r.adaptive?.queued), n(r.adaptive?.min_rtt_ms, 1), n(r.adaptive?.shed),
+    n(r.adaptive?.queued), n(r.adaptive?.min_rtt_ms, 3), n(r.adaptive?.shed),
     r.breaker?.state ?? '', n(r.breaker?.opens), n(r.breaker?.fallbacks)]);
   const body = $('overload-body');
   if (!rows.length) {
