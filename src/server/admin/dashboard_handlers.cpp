@@ -60,16 +60,29 @@ namespace {
 // The figures a family gives by its `rule` label.
 using ByRule = std::map<std::string, json::object, std::less<>>;
 
-void table_figures(const metrics::Registry& registry, ByRule& rules) {
+using Samples = std::vector<metrics::Registry::Sample>;
+
+// What /v1/status shows of the registry, in one collection (each part below picks its own).
+Samples status_samples(const metrics::Registry& registry) {
+  return registry.samples(
+      {"sluice_limit_keys", "sluice_limit_capacity", "sluice_limit_memory_bytes",
+       "sluice_limit_evictions_total", "sluice_limit_idle_drops_total",
+       "sluice_redis_connected_loops", "sluice_redis_breaker_loops", "sluice_redis_failures_total",
+       "sluice_redis_breaker_opens_total", "sluice_adaptive_limit", "sluice_adaptive_in_flight",
+       "sluice_adaptive_queued", "sluice_adaptive_shed_total", "sluice_adaptive_min_rtt_seconds",
+       "sluice_breaker_state", "sluice_breaker_transitions_total",
+       "sluice_breaker_fallbacks_total"});
+}
+
+void table_figures(const Samples& samples, ByRule& rules) {
   static constexpr std::pair<std::string_view, const char*> kFigures[] = {
       {"sluice_limit_keys", "keys"},
       {"sluice_limit_capacity", "capacity"},
       {"sluice_limit_memory_bytes", "memory_bytes"},
       {"sluice_limit_evictions_total", "evictions"},
       {"sluice_limit_idle_drops_total", "idle_drops"}};
-  for (const auto& s :
-       registry.samples({"sluice_limit_keys", "sluice_limit_capacity", "sluice_limit_memory_bytes",
-                         "sluice_limit_evictions_total", "sluice_limit_idle_drops_total"})) {
+  for (const auto& s : samples) {
+    if (!s.name.starts_with("sluice_limit_")) continue;
     for (const auto& [k, v] : s.labels) {
       if (k != "rule") continue;
       auto it = rules.find(v);
@@ -83,13 +96,11 @@ void table_figures(const metrics::Registry& registry, ByRule& rules) {
   }
 }
 
-json::value redis_state(const config::RuleSet& rules, const metrics::Registry& registry) {
+json::value redis_state(const config::RuleSet& rules, const Samples& samples) {
   if (!rules.redis || !rules.redis->configured()) return nullptr;
   json::object breaker{{"closed", 0}, {"open", 0}, {"half_open", 0}};
   double connected = 0, failures = 0, opens = 0;
-  for (const auto& s :
-       registry.samples({"sluice_redis_connected_loops", "sluice_redis_breaker_loops",
-                         "sluice_redis_failures_total", "sluice_redis_breaker_opens_total"})) {
+  for (const auto& s : samples) {
     if (s.name == "sluice_redis_connected_loops") connected += s.value;
     if (s.name == "sluice_redis_failures_total") failures += s.value;
     if (s.name == "sluice_redis_breaker_opens_total") opens += s.value;
@@ -108,7 +119,7 @@ json::value redis_state(const config::RuleSet& rules, const metrics::Registry& r
 // Each route's overload protection as its gauges and counters show it: the adaptive limit
 // (limit, in flight, queued, min RTT, shed over every tier) and the breaker (state, opens,
 // fallbacks answered). Routes with neither are left out.
-json::array overload_state(const metrics::Registry& registry) {
+json::array overload_state(const Samples& samples) {
   static constexpr std::pair<std::string_view, const char*> kAdaptive[] = {
       {"sluice_adaptive_limit", "limit"},
       {"sluice_adaptive_in_flight", "in_flight"},
@@ -116,10 +127,9 @@ json::array overload_state(const metrics::Registry& registry) {
       {"sluice_adaptive_shed_total", "shed"}};
   static constexpr const char* kBreakerStates[] = {"closed", "open", "half_open"};
   std::map<std::string, json::object, std::less<>> routes;
-  for (const auto& s : registry.samples(
-           {"sluice_adaptive_limit", "sluice_adaptive_in_flight", "sluice_adaptive_queued",
-            "sluice_adaptive_shed_total", "sluice_adaptive_min_rtt_seconds", "sluice_breaker_state",
-            "sluice_breaker_transitions_total", "sluice_breaker_fallbacks_total"})) {
+  for (const auto& s : samples) {
+    const bool adaptive = s.name.starts_with("sluice_adaptive_");
+    if (!adaptive && !s.name.starts_with("sluice_breaker_")) continue;
     std::string_view route, to;
     for (const auto& [k, v] : s.labels) {
       if (k == "route") route = v;
@@ -128,7 +138,6 @@ json::array overload_state(const metrics::Registry& registry) {
     if (route.empty()) continue;
     json::object& r = routes[std::string(route)];
     r["route"] = route;
-    const bool adaptive = s.name.starts_with("sluice_adaptive_");
     json::value& part = r[adaptive ? "adaptive" : "breaker"];
     if (!part.is_object()) {
       // Counters a series of which appears only with its first event start at 0.
@@ -220,7 +229,8 @@ Reply status(const control::ConfigStore& store, const metrics::Registry& registr
     if (redis) o["on_failure"] = policy_name(rules->redis_options_of(r).on_failure);
     by_rule.emplace(r.name, std::move(o));
   }
-  table_figures(registry, by_rule);
+  const Samples samples = status_samples(registry);
+  table_figures(samples, by_rule);
   json::array rule_rows;
   for (const auto& r : rules->rules) rule_rows.push_back(std::move(by_rule[r.name]));
   json::object body{
@@ -230,9 +240,9 @@ Reply status(const control::ConfigStore& store, const metrics::Registry& registr
                               {"file", store.path()},
                               {"write_back", rules->write_back && !store.path().empty()}}},
       {"listeners", listener_list(*rules)},
-      {"redis", redis_state(*rules, registry)},
+      {"redis", redis_state(*rules, samples)},
       {"rules", std::move(rule_rows)},
-      {"overload", overload_state(registry)}};
+      {"overload", overload_state(samples)}};
   if (sampler != nullptr) body["series_memory_bytes"] = sampler->memory_bytes();
   return json_reply(200, body);
 }
