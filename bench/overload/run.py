@@ -8,7 +8,8 @@ collapsing_upstream: C workers, S ms each, an unbounded queue) under open-loop l
   haproxy  HAProxy 2.6, maxconn C on the server, timeout queue (T / 2 by default), then 503
   sluice   sluice serve, a static concurrency:limit=C rule keyed by const, refusing with 503
   sluice-adaptive  sluice serve with adaptive_concurrency (envoy-gradient, its defaults) on the
-           route and no capacity configured, refusing with 503
+           route and no capacity configured, refusing with 503; `sluice-adaptive:ALGORITHM`
+           (aimd, vegas, gradient2, envoy-gradient) the same with another algorithm
 
 Each target gets a fresh upstream. Goodput is 2xx answered within T per second, averaged over
 each step's seconds after its first; p99 is the median of those seconds' p99 of 2xx answers.
@@ -74,6 +75,10 @@ def write_csv(path, rows):
             f.write(",".join(str(r[c]) for c in cols) + "\n")
 
 
+def file_name(target):
+    return target.replace(":", "-")
+
+
 class Bench:
     def __init__(self, args, out):
         self.args, self.out = args, out
@@ -93,8 +98,10 @@ class Bench:
         proxy, port = None, up.port
         try:
             if target != "direct":
-                proxy = lab.Proxy(target, os.path.join(self.out, target), up.port, a.workers,
-                                  sluice_bin=self.sluice_bin, queue_ms=self.queue_ms,
+                kind, _, algorithm = target.partition(":")
+                proxy = lab.Proxy(kind, os.path.join(self.out, file_name(target)), up.port,
+                                  a.workers, sluice_bin=self.sluice_bin, queue_ms=self.queue_ms,
+                                  algorithm=algorithm or "envoy-gradient",
                                   min_rtt_interval=a.min_rtt_interval)
                 port = proxy.port
             if change:
@@ -106,7 +113,7 @@ class Bench:
             if proxy:
                 proxy.stop()
             up.stop()
-        write_csv(os.path.join(self.out, f"{target}-{name}.csv"), rows)
+        write_csv(os.path.join(self.out, f"{file_name(target)}-{name}.csv"), rows)
         return rows
 
     def change_params(self, how):

@@ -23,3 +23,6 @@ picture simulate-burst admitted --scenario burst
 picture simulate-burst-delay delay --scenario burst
 picture simulate-diurnal admitted --scenario diurnal --plot rate --bucket 500ms
 picture simulate-flood-fairness fairness --scenario flood
+picture simulate-collapse-goodput goodput --scenario collapse
+picture simulate-collapse-limit limit --scenario collapse
+picture simulate-collapse-slows-limit limit --scenario collapse-slows

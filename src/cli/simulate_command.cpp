@@ -12,6 +12,8 @@
 
 #include "limit_flags.hpp"
 #include "progress_bar.hpp"
+#include "simulate_collapse.hpp"
+#include "simulate_output.hpp"
 #include "sluice/core/time.hpp"
 #include "sluice/simulate/builtin_scenarios.hpp"
 #include "sluice/simulate/html_report.hpp"
@@ -23,12 +25,9 @@
 namespace sluice::cli {
 namespace {
 
-using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-
-int fail(std::FILE* err, const std::string& message) {
-  std::fprintf(err, "sluice simulate: %s\n", message.c_str());
-  return 2;
-}
+using simulate_output::fail;
+using simulate_output::File;
+using simulate_output::write_all;
 
 // Everything the run needs, read and checked from the options.
 struct Plan {
@@ -171,11 +170,6 @@ class TraceWriter {
   std::string buf_;
 };
 
-bool write_all(std::FILE* f, const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), f);
-  return std::fflush(f) == 0 && !std::ferror(f);
-}
-
 std::string mode_text(const SimulateOptions& o, core::Nanos max_wait) {
   if (o.mode != "wait") return "reject";
   if (max_wait == core::kForever) return "wait (unbounded)";
@@ -216,10 +210,18 @@ int list_or_print(const SimulateOptions& o, std::FILE* out, std::FILE* err) {
   if (o.list_scenarios) {
     for (const auto& b : simulate::builtin_scenarios()) {
       auto sc = simulate::parse_scenario(b.yaml, std::string(b.name));
-      std::fprintf(out, "%-10s %s\n", std::string(b.name).c_str(),
+      std::fprintf(out, "%-16s %s\n", std::string(b.name).c_str(),
                    sc ? sc->description.c_str() : "");
     }
+    for (const auto& m : simulate::collapse_models()) {
+      fmt::print(out, "{:<16} {} (the collapse model: no YAML)\n", m.name, m.description);
+    }
     return 0;
+  }
+  if (simulate::find_collapse_model(o.print_scenario) != nullptr) {
+    return fail(err,
+                "--print-scenario: '" + o.print_scenario +
+                    "' is the built-in collapse model, not a YAML scenario (docs/simulate.md)");
   }
   const auto* b = simulate::find_builtin(o.print_scenario);
   if (b == nullptr) {
@@ -235,6 +237,9 @@ int list_or_print(const SimulateOptions& o, std::FILE* out, std::FILE* err) {
 
 int run_simulate(const SimulateOptions& o, std::FILE* out, std::FILE* err) {
   if (o.list_scenarios || !o.print_scenario.empty()) return list_or_print(o, out, err);
+  if (const auto* model = simulate::find_collapse_model(o.scenario)) {
+    return run_collapse(o, *model, out, err);
+  }
   auto plan = make_plan(o);
   if (!plan) return fail(err, plan.error());
   const Plan& p = *plan;

@@ -11,13 +11,6 @@ namespace {
 
 constexpr core::Nanos kRttWindow = 10 * core::kNanosPerSecond;
 
-template <class L>
-core::Expected<AnyLimit> started(typename L::Params p, core::Nanos now, std::uint64_t seed) {
-  auto valid = L::validate(p);
-  if (!valid) return core::make_error(valid.error());
-  return AnyLimit(Held<L>{*valid, L::start(*valid, now, seed)});
-}
-
 template <class T, class N>
 void set(T& field, const std::optional<N>& value) {
   if (value) field = static_cast<T>(*value);
@@ -33,60 +26,39 @@ core::Expected<AnyLimit> make_adaptive_limit(const config::AdaptiveConcurrency& 
       set(p.min_concurrency, c.min_limit);
       set(p.max_concurrency_limit, c.max_limit);
       set(p.min_rtt_interval, c.min_rtt_interval);
-      return started<adaptive::EnvoyGradient>(p, now, seed);
+      return adaptive::start_limit<adaptive::EnvoyGradient>(p, now, seed);
     }
     case config::AdaptiveAlgorithm::kVegas: {
       adaptive::Vegas::Params p;
       set(p.initial_limit, c.initial);
       set(p.max_concurrency, c.max_limit);
-      return started<adaptive::Vegas>(p, now, seed);
+      return adaptive::start_limit<adaptive::Vegas>(p, now, seed);
     }
     case config::AdaptiveAlgorithm::kGradient2: {
       adaptive::Gradient2::Params p;
       set(p.initial_limit, c.initial);
       set(p.min_limit, c.min_limit);
       set(p.max_concurrency, c.max_limit);
-      return started<adaptive::Gradient2>(p, now, seed);
+      return adaptive::start_limit<adaptive::Gradient2>(p, now, seed);
     }
     case config::AdaptiveAlgorithm::kAimd: {
       adaptive::Aimd::Params p;
       set(p.initial_limit, c.initial);
       set(p.min_limit, c.min_limit);
       set(p.max_limit, c.max_limit);
-      return started<adaptive::Aimd>(p, now, seed);
+      return adaptive::start_limit<adaptive::Aimd>(p, now, seed);
     }
   }
   return core::make_error("unknown algorithm");
 }
 
-namespace {
-
-// The algorithm's current limit, never below 1 (a limit of 0 would admit nothing, and so never
-// learn that it could admit more).
-std::int64_t limit_of(const AnyLimit& any) {
-  return std::visit(
-      [](const auto& h) {
-        using L = typename std::decay_t<decltype(h)>::Limit;
-        return std::max<std::int64_t>(1, L::limit(h.state));
-      },
-      any);
-}
-
-}  // namespace
-
 AdaptiveGate::AdaptiveGate(const config::AdaptiveConcurrency& c, AnyLimit limit)
     : config_(c), limit_(std::move(limit)) {
-  current_ = limit_of(limit_);
+  current_ = adaptive::current_limit(limit_);
 }
 
 std::int64_t AdaptiveGate::advance(core::Nanos now) {
-  std::visit(
-      [&](auto& h) {
-        using L = typename std::decay_t<decltype(h)>::Limit;
-        if (L::next_event(h.state) <= now) L::advance(h.params, h.state, now);
-      },
-      limit_);
-  current_ = limit_of(limit_);
+  current_ = adaptive::advance_limit(limit_, now);
   return current_;
 }
 
@@ -172,12 +144,7 @@ void AdaptiveGate::release(const Permit& p, core::Nanos now, adaptive::Outcome o
     if (now > 0) {
       const adaptive::Sample sample{p.start, std::max<core::Nanos>(0, now - p.start), p.in_flight,
                                     outcome};
-      std::visit(
-          [&](auto& h) {
-            using L = typename std::decay_t<decltype(h)>::Limit;
-            L::update(h.params, h.state, sample);
-          },
-          limit_);
+      adaptive::learn(limit_, sample);
       if (outcome == adaptive::Outcome::kSuccess) note_rtt(sample.rtt, now);
       advance(now);
     }

@@ -14,24 +14,13 @@
 #include <variant>
 #include <vector>
 
-#include "sluice/adaptive/aimd.hpp"
-#include "sluice/adaptive/envoy_gradient.hpp"
-#include "sluice/adaptive/gradient2.hpp"
-#include "sluice/adaptive/vegas.hpp"
+#include "sluice/adaptive/any_limit.hpp"
 #include "sluice/config/adaptive_concurrency.hpp"
 #include "sluice/core/expected.hpp"
 
 namespace sluice::engine::detail {
 
-// An algorithm's parameters and state together.
-template <class L>
-struct Held {
-  using Limit = L;
-  typename L::Params params;
-  typename L::State state;
-};
-using AnyLimit = std::variant<Held<adaptive::EnvoyGradient>, Held<adaptive::Vegas>,
-                              Held<adaptive::Gradient2>, Held<adaptive::Aimd>>;
+using adaptive::AnyLimit;
 
 // The algorithm of `c`, its parameters from `c` over its defaults, started at `now`; the
 // algorithm's own refusal of them as text.

@@ -12,12 +12,11 @@
 namespace sluice::simulate {
 namespace {
 
-constexpr int kWidth = 860;
-constexpr double kLeft = 64;
-constexpr double kPlotWidth = kWidth - kLeft - 20;
-constexpr double kLegendLine = 18;
-
-double seconds(core::Nanos t) { return static_cast<double>(t) / 1e9; }
+using svg::kLeft;
+using svg::kLegendLine;
+using svg::kPlotWidth;
+using svg::kWidth;
+using svg::seconds;
 
 // Per-bucket totals over the sources, as a rate per second or a running total.
 std::vector<double> totals(const Result& r,
@@ -50,45 +49,14 @@ double peak(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
 }
 
-// A legend entry: a swatch (box, line or dashed line) and its text.
-struct Entry {
-  std::string_view colour;
-  std::string text;
-  char kind;  // 'b' box, 'l' line, 'd' dashed line, '-' text only
-};
+using Entry = svg::LegendEntry;
 
-double entry_width(const Entry& e) { return 19 + 6.8 * static_cast<double>(e.text.size()) + 18; }
-
-// Lines the legend takes when it wraps at the plot's width.
 int legend_lines(const std::vector<Entry>& entries) {
-  int lines = 1;
-  double x = 0;
-  for (const auto& e : entries) {
-    if (x > 0 && x + entry_width(e) > kPlotWidth) {
-      ++lines;
-      x = 0;
-    }
-    x += entry_width(e);
-  }
-  return lines;
+  return svg::legend_lines(entries, kPlotWidth);
 }
 
 void legend(svg::Canvas& c, double y, const std::vector<Entry>& entries) {
-  double x = 0;
-  for (const auto& e : entries) {
-    if (x > 0 && x + entry_width(e) > kPlotWidth) {
-      x = 0;
-      y += kLegendLine;
-    }
-    const double left = kLeft + x;
-    if (e.kind == 'b') c.rect(left, y - 9, 14, 10, e.colour);
-    if (e.kind == 'l' || e.kind == 'd') {
-      c.line(left, y - 4, left + 14, y - 4, e.colour, 2, e.kind == 'd' ? "4 3" : "");
-    }
-    c.text(left + (e.kind == '-' ? 0 : 19), y, e.text, "start", 12,
-           e.kind == '-' ? "#777" : "#333");
-    x += entry_width(e);
-  }
+  svg::legend(c, kLeft, kPlotWidth, y, entries);
 }
 
 // A thin line where the traffic ends, when the plot runs on for requests still delayed.

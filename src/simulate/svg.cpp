@@ -145,4 +145,43 @@ std::string Frame::trace(const std::vector<double>& values, double step, bool st
   return d;
 }
 
+namespace {
+
+double entry_width(const LegendEntry& e) {
+  return 19 + 6.8 * static_cast<double>(e.text.size()) + 18;
+}
+
+}  // namespace
+
+int legend_lines(const std::vector<LegendEntry>& entries, double width) {
+  int lines = 1;
+  double x = 0;
+  for (const auto& e : entries) {
+    if (x > 0 && x + entry_width(e) > width) {
+      ++lines;
+      x = 0;
+    }
+    x += entry_width(e);
+  }
+  return lines;
+}
+
+void legend(Canvas& c, double left, double width, double y,
+            const std::vector<LegendEntry>& entries) {
+  double x = 0;
+  for (const auto& e : entries) {
+    if (x > 0 && x + entry_width(e) > width) {
+      x = 0;
+      y += kLegendLine;
+    }
+    const double at = left + x;
+    if (e.kind == 'b') c.rect(at, y - 9, 14, 10, e.colour);
+    if (e.kind == 'l' || e.kind == 'd') {
+      c.line(at, y - 4, at + 14, y - 4, e.colour, 2, e.kind == 'd' ? "4 3" : "");
+    }
+    c.text(at + (e.kind == '-' ? 0 : 19), y, e.text, "start", 12, e.kind == '-' ? "#777" : "#333");
+    x += entry_width(e);
+  }
+}
+
 }  // namespace sluice::simulate::svg

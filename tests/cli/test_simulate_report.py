@@ -155,7 +155,7 @@ def test_on_a_terminal_the_progress_bar_is_erased_when_the_run_ends(sluice_bin):
 
 def test_each_built_in_prints_as_a_file_that_runs_the_same(sluice_bin, tmp_path):
     listed = simulate(sluice_bin, "--list-scenarios").stdout.splitlines()
-    names = [line.split()[0] for line in listed]
+    names = [line.split()[0] for line in listed if "(the collapse model: no YAML)" not in line]
     assert names == ["steady", "burst", "boundary", "poisson", "diurnal", "flood"]
     for name in names:
         text = simulate(sluice_bin, "--print-scenario", name).stdout

@@ -3,11 +3,21 @@
 // carries no namespace URL, so a report holds no external reference at all.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sluice::simulate::svg {
+
+// Every plot's layout: its width, the margin left of the frame (for the y labels), the frame's
+// width, and the height of a legend line.
+inline constexpr int kWidth = 860;
+inline constexpr double kLeft = 64;
+inline constexpr double kPlotWidth = kWidth - kLeft - 20;
+inline constexpr double kLegendLine = 18;
+
+inline double seconds(std::int64_t nanos) { return static_cast<double>(nanos) / 1e9; }
 
 // Text for XML content and attribute values.
 std::string escape(std::string_view text);
@@ -63,5 +73,17 @@ class Frame {
  private:
   double left_, top_, width_, height_, x_max_, y_max_;
 };
+
+// A legend entry: a swatch (box, line or dashed line) and its text.
+struct LegendEntry {
+  std::string_view colour;
+  std::string text;
+  char kind;  // 'b' box, 'l' line, 'd' dashed line, '-' text only
+};
+
+// Lines a legend takes when it wraps at `width`; one drawn from (left, y), 18 px a line.
+int legend_lines(const std::vector<LegendEntry>& entries, double width);
+void legend(Canvas& c, double left, double width, double y,
+            const std::vector<LegendEntry>& entries);
 
 }  // namespace sluice::simulate::svg
