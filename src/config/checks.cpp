@@ -283,6 +283,11 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "refusals are charged only by rules decided locally (storage: local), not yet by the "
          "Redis script; remove count_denied or use storage: local");
   }
+  if (r.settles()) {
+    fail(r.cost_from.empty() ? "count_if" : "cost_from",
+         "a cost settled after the response is charged only by rules decided locally "
+         "(storage: local), not yet by the Redis script; use storage: local");
+  }
   if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
     fail("limit",
          "calendar windows (align=calendar) are decided locally only, not yet in Redis (the "
@@ -448,6 +453,17 @@ void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
     } else if (r.action == Action::kDryRun) {
       fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
     }
+  }
+  if (r.settles() && limit_ok && !spec::counts_denials(r.limit)) {
+    fail(r.cost_from.empty() ? "count_if" : "cost_from",
+         "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
+             r.limit.algorithm +
+             " (it queues, delays or holds permits: a cost cannot be settled "
+             "after the fact)");
+  }
+  if (r.settles() && r.action == Action::kDryRun) {
+    fail(r.cost_from.empty() ? "count_if" : "cost_from",
+         "a dry-run rule charges nothing, so it has nothing to settle; remove it");
   }
   if (r.count_denied && limit_ok && !spec::counts_denials(r.limit)) {
     fail("count_denied", "applies to token-bucket, gcra, fixed-window and sliding-window, not " +

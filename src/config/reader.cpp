@@ -165,14 +165,16 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
       "on_failure", "local_share",    "lease",
       "lease_ttl",  "log_key",        "on_deny",
       "tier",       "tiers",          "overrides",
-      "on_change",  "count_denied"};
+      "on_change",  "count_denied",   "cost_from",
+      "reserve",    "count_if"};
   std::initializer_list<std::string_view> without_name = {
-      "limit",       "key",         "action",         "max_wait",
-      "status",      "body",        "on_missing_key", "missing_key_status",
-      "permit_ttl",  "max_permits", "storage",        "on_failure",
-      "local_share", "lease",       "lease_ttl",      "log_key",
-      "on_deny",     "tier",        "tiers",          "overrides",
-      "on_change",   "count_denied"};
+      "limit",       "key",          "action",         "max_wait",
+      "status",      "body",         "on_missing_key", "missing_key_status",
+      "permit_ttl",  "max_permits",  "storage",        "on_failure",
+      "local_share", "lease",        "lease_ttl",      "log_key",
+      "on_deny",     "tier",         "tiers",          "overrides",
+      "on_change",   "count_denied", "cost_from",      "reserve",
+      "count_if"};
   Section s(node, "rule " + quoted(name) + ": ", "", errors, origin,
             name_field ? with_name : without_name);
   if (auto given = s.text("name"); given && *given != name) {
@@ -207,6 +209,7 @@ Rule read_rule(const std::string& name, const yaml::Node& node, int line, Errors
     if (!r.block && !d->has("block")) d->fail("block", "on_deny needs block (e.g. block: 10m)");
   }
   if (auto c = s.flag("count_denied")) r.count_denied = *c;
+  internal::read_cost(s, r);
   r.storage = s.choice("storage", kStorages);
   const RedisOptionFields o = read_redis_options(s);
   r.on_failure = o.on_failure;

@@ -33,6 +33,8 @@ std::optional<AdaptiveConcurrency> read_adaptive_concurrency(Section& route);
 // A rule's `tiers`, `overrides` and `on_change` (tier_reader.cpp); with tiers, the tier
 // `default` becomes the rule's limit.
 void read_limit_variants(Section& s, Rule& r, Origin& origin);
+// cost_from, reserve and count_if (cost_reader.cpp).
+void read_cost(Section& s, Rule& r);
 
 // The `rls:` section: settings, the files it names, its own domains.
 std::optional<RlsSettings> read_rls(Section& top, Errors& errors);

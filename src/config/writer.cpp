@@ -180,6 +180,14 @@ void emit_rule(YAML::Emitter& out, const Rule& r) {
     out << YAML::Key << "max_permits" << YAML::Value << r.max_permits;
   }
   if (r.count_denied) out << YAML::Key << "count_denied" << YAML::Value << true;
+  if (!r.cost_from.empty()) {
+    out << YAML::Key << "cost_from" << YAML::Value << "response_header:" + r.cost_from;
+  }
+  if (r.reserve) out << YAML::Key << "reserve" << YAML::Value << *r.reserve;
+  if (!r.count_if_status.empty()) {
+    out << YAML::Key << "count_if" << YAML::Value << YAML::BeginMap << YAML::Key << "status"
+        << YAML::Value << YAML::Flow << r.count_if_status << YAML::EndMap;
+  }
   if (r.block) {
     out << YAML::Key << "on_deny" << YAML::Value << YAML::BeginMap << YAML::Key << "block"
         << YAML::Value << core::format_duration(*r.block) << YAML::EndMap;
@@ -520,6 +528,20 @@ boost::json::object rule_json(const Rule& r) {
     o["max_permits"] = r.max_permits;
   }
   if (r.count_denied) o["count_denied"] = true;
+  if (!r.cost_from.empty()) o["cost_from"] = "response_header:" + r.cost_from;
+  if (r.reserve) o["reserve"] = *r.reserve;
+  if (!r.count_if_status.empty()) {
+    boost::json::array statuses;
+    for (const auto& st : r.count_if_status) {
+      const bool number = st.find_first_not_of("0123456789") == std::string::npos;
+      if (number) {
+        statuses.emplace_back(std::stoi(st));
+      } else {
+        statuses.emplace_back(st);
+      }
+    }
+    o["count_if"] = boost::json::object{{"status", std::move(statuses)}};
+  }
   if (r.block) o["on_deny"] = boost::json::object{{"block", core::format_duration(*r.block)}};
   for (const auto& [field, value] : rule_redis_fields(r)) o[field] = value;
   return o;

@@ -163,7 +163,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     const CompiledRule& rule = *route->enforce[i].rule;
     if (keys[i].missing || rule.limit.in_redis()) continue;
     asks.push_back({&keys[i].limit->table->table, keys[i].hash, rule.max_wait(), false,
-                    keys[i].limit->shift(now), rule.rule.count_denied});
+                    keys[i].limit->shift(now), rule.rule.count_denied, rule.rule.reserved()});
   }
   absl::InlinedVector<local::EachDecision, local::kInline> each(asks.size());
   int chosen = -1;
@@ -186,6 +186,11 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     if (!rule.limit.in_redis()) {
       if (const local::EachDecision& d = each[j++]) {
         a.decision = *d;
+        if (d->allowed && out.total.allowed && rule.rule.settles()) {
+          OutcomeAccess::settle(out).push_back({static_cast<std::uint32_t>(out.applied.size()),
+                                                rule.rule.reserved(), keys[i].hash.bucket,
+                                                keys[i].hash.fingerprint});
+        }
         if (!d->allowed && rule.limit.blocks) {
           start_block(*rule.limit.blocks, keys[i].hash, *rule.rule.block, now, a.decision);
           if (out.total.retry_after != core::kNever) {

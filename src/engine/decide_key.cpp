@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "internal.hpp"
+#include "sluice/local/settle.hpp"
 
 namespace sluice::engine::detail {
 namespace {
@@ -40,6 +41,33 @@ void block_key(const CompiledLimit& limit, const table::KeyHash& h, KeyOp op, co
   }
 }
 
+// A cost reported after the fact: settled in the key's slot, then the key's state.
+Progress report_key(const CompiledRule& rule, const CompiledLimit& limit, const KeyAsk& a,
+                    core::Nanos now, Outcome& out) {
+  const std::string name(a.rule);
+  if (limit.in_redis()) {
+    refuse(out, ErrorKind::kNotSettlable,
+           "rule '" + name +
+               "' is kept in Redis: a report settles only local rules (storage: "
+               "local), not yet through the Redis script");
+    return Progress::kDone;
+  }
+  const table::KeyHash h = table::hash_key(a.key);
+  const core::Nanos at = now + limit.shift(now);
+  if (!limit.table || !local::settle(limit.table->table, h, at, a.cost)) {
+    refuse(out, ErrorKind::kNotSettlable,
+           "rule '" + name + "' is " + limit.spec.algorithm +
+               ": a report settles token-bucket, gcra, fixed-window and sliding-window rules "
+               "(the others queue, delay or hold permits)");
+    return Progress::kDone;
+  }
+  out.applied.push_back(applied(limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1},
+                                rule.rule.action != config::Action::kDryRun, nullptr));
+  local_key(limit.table->table, h, KeyOp::kPeek, at, out);
+  out.applied.back().decision = out.total;
+  return Progress::kDone;
+}
+
 }  // namespace
 
 Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outcome& out) {
@@ -62,6 +90,7 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     out.applied.back().decision = out.total;
     return Progress::kDone;
   }
+  if (a.op == KeyOp::kReport) return report_key(*rule, limit, a, now, out);
   if (a.op == KeyOp::kReset && is_concurrency(limit)) {
     // Forgetting the count would admit past the limit while its holders still run.
     refuse(out, ErrorKind::kNotResettable,

@@ -74,6 +74,8 @@ struct OutcomeAccess {
     return *std::launder(reinterpret_cast<local::Leases*>(p.storage_));
   }
   static core::Nanos& asked_at(Outcome& o) { return o.asked_at_; }
+  static absl::InlinedVector<Settlement, 1>& settle(Outcome& o) { return o.settle_; }
+  static const absl::InlinedVector<Settlement, 1>& settle(const Outcome& o) { return o.settle_; }
   static KeyTag& key(Applied& a) { return a.key_; }
   static const KeyTag& key(const Applied& a) { return a.key_; }
   static const CompiledLimit* compiled(const Applied& a) { return a.compiled_; }

@@ -60,6 +60,7 @@ std::string_view error_field(ErrorKind kind) {
     case ErrorKind::kExhausted:
       return "exhausted";
     case ErrorKind::kNotResettable:
+    case ErrorKind::kNotSettlable:
       return "rule";
     case ErrorKind::kUnavailable:
       return "storage";
@@ -91,6 +92,7 @@ void Outcome::reset() {
   asked_at_ = 0;
   permits_.clear();
   remote_.reset();
+  settle_.clear();
   client_ = CanonicalAddress();
   snapshot_.reset();
 }

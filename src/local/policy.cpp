@@ -64,6 +64,10 @@ const void* table_identity(const AnyTable& any) {
   return std::visit([](const auto& t) -> const void* { return t.get(); }, any);
 }
 
+std::int64_t cost_of(const LimitAsk& ask, std::int64_t cost) {
+  return ask.cost > 0 ? ask.cost : cost;
+}
+
 // A key whose bucket holds only leases cannot get a slot: its limit is full of work.
 core::Decision table_full() { return core::denied(0, 0, 0, -1); }
 
@@ -109,13 +113,17 @@ core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::
   // Phase one: hold every slot and decide.
   absl::InlinedVector<AnyHeld, kInline> held;
   absl::InlinedVector<bool, kInline> counts_denied;
+  absl::InlinedVector<std::int64_t, kInline> costs;
   AllMustPass total;
   for (const std::uint32_t i : order) {
-    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
+    const std::int64_t c = cost_of(asks[i], cost);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, c, asks[i].max_wait);
     each[i] = h ? decision_of(*h) : table_full();
     total.add(*each[i]);
-    if (h) held.push_back(std::move(*h));
-    if (h) counts_denied.push_back(asks[i].count_denied);
+    if (!h) continue;
+    held.push_back(std::move(*h));
+    counts_denied.push_back(asks[i].count_denied);
+    costs.push_back(c);
   }
   // Phase two: commit all or none. A single limit may change its state on a denial as its
   // reference does (x/time/rate's cancelled reservation).
@@ -124,13 +132,13 @@ core::Decision decide_all(std::span<const LimitAsk> asks, core::Nanos now, std::
   const core::Decision decision = total.result();
   if (decision.allowed || single_denial_commit) {
     const std::size_t before = leases.size();
-    for (auto& h : held) commit(h, cost, leases);
+    for (std::size_t k = 0; k < held.size(); ++k) commit(held[k], costs[k], leases);
     if (!decision.allowed)
       leases.erase(leases.begin() + static_cast<std::ptrdiff_t>(before), leases.end());
   } else {
     // Refused: the limits that count refusals are charged all the same.
     for (std::size_t k = 0; k < held.size(); ++k) {
-      if (counts_denied[k]) std::visit([&](auto& x) { x.charge_denied(cost); }, held[k]);
+      if (counts_denied[k]) std::visit([&](auto& x) { x.charge_denied(costs[k]); }, held[k]);
     }
   }
   return decision;  // the slots unlock as `held` goes out of scope
@@ -145,11 +153,12 @@ core::Decision decide_first(std::span<const LimitAsk> asks, core::Nanos now, std
   for (std::size_t i = 0; i < asks.size(); ++i) {
     each[i].reset();
     if (asks[i].skip || decided_by >= 0) continue;
-    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, cost, asks[i].max_wait);
+    const std::int64_t c = cost_of(asks[i], cost);
+    auto h = hold(*asks[i].table, asks[i].key, now + asks[i].shift, c, asks[i].max_wait);
     const core::Decision d = h ? decision_of(*h) : table_full();
     each[i] = d;
     if (d.allowed) {
-      commit(*h, cost, leases);
+      commit(*h, c, leases);
       decided_by = static_cast<int>(i);
       out = d;
       continue;

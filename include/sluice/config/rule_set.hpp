@@ -213,6 +213,15 @@ struct Rule {
   // count_denied: a request this rule refuses is charged as if admitted (Kong's penalty;
   // core/denied_charge.hpp says per algorithm what that does). Default: refusals are free.
   bool count_denied = false;
+  // A cost known only after the response (docs/configuration.md#cost-after-the-response):
+  // `cost_from: response_header:NAME` charges the cost the upstream states in NAME, settling
+  // what admission reserved (`reserve`, default 1: one more request must fit); `count_if:
+  // {status: [...]}` charges only responses with those statuses ("401", or a class "4xx").
+  std::string cost_from;  // the header's name; empty: the cost is known at admission
+  std::optional<std::int64_t> reserve;
+  std::vector<std::string> count_if_status;  // as written; empty: every response counts
+  bool settles() const { return !cost_from.empty() || !count_if_status.empty(); }
+  std::int64_t reserved() const { return reserve.value_or(1); }
   std::optional<Storage> storage;  // unset: RedisSettings::default_storage
   // Set fields override RedisSettings::defaults (written back as given).
   std::optional<FailurePolicy> on_failure;

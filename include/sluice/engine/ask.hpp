@@ -79,11 +79,16 @@ struct RlsAsk {
 // kBlock and kUnblock look at and lift the key's block (on_deny: block; GET and DELETE
 // /v1/rules/{name}/blocks/{key}): `key_seen` says whether it is blocked, `total` is the refusal
 // it gets (retry_after: the block's time left).
-enum class KeyOp { kPeek, kReset, kBlock, kUnblock };
+// kReport charges `cost` more to the key (negative: gives part of a reserve back) without
+// deciding: a cost known after the fact (POST /v1/report, Limitador's Report); `total` is the
+// state after it. A local rule of an algorithm that settles (token-bucket, gcra, fixed-window,
+// sliding-window) only.
+enum class KeyOp { kPeek, kReset, kBlock, kUnblock, kReport };
 struct KeyAsk {
   std::string_view rule;
   std::string_view key;
   KeyOp op = KeyOp::kPeek;
+  std::int64_t cost = 0;  // kReport
 };
 
 using Ask = std::variant<RequestView, RuleAsk, InlineAsk, ThrottleAsk, RlsAsk, KeyAsk>;

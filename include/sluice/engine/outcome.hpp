@@ -49,6 +49,14 @@ struct AdaptiveHold {
   std::function<void()> cancel_wait;
   bool left = false;
 };
+// A rule of the request whose cost is settled after the response (cost_from, count_if):
+// which of `applied` it is, what admission charged, and its key in the rule's table.
+struct Settlement {
+  std::uint32_t applied = 0;
+  std::int64_t reserved = 0;
+  std::uint64_t bucket = 0;
+  std::uint64_t fingerprint = 0;
+};
 }  // namespace detail
 
 // What a forwarded request told of its upstream, for the route's adaptive limit: it answered
@@ -125,6 +133,7 @@ enum class ErrorKind {
   kNotResettable,       // a KeyAsk reset of a concurrency rule (its permits go back by release)
   kUnavailable,         // a KeyAsk on a rule kept in Redis while Redis does not answer
   kNoBlocks,            // a KeyAsk on the block of a rule without on_deny: block
+  kNotSettlable,        // a KeyAsk report on a rule that cannot settle (algorithm, storage)
 };
 
 // The ask's field an error is about, as the check API names it ("rule", "limit", "cost").
@@ -212,7 +221,8 @@ class Outcome {
   HeldPermits permits_;       // concurrency permits held until the response is done
   CanonicalAddress client_;
   std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote_;
-  detail::AdaptiveHold adaptive_;  // given back by Loop::release or reset()
+  detail::AdaptiveHold adaptive_;                      // given back by Loop::release or reset()
+  absl::InlinedVector<detail::Settlement, 1> settle_;  // engine/settle.hpp; cleared once settled
 };
 
 }  // namespace sluice::engine

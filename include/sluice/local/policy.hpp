@@ -72,6 +72,8 @@ struct LimitAsk {
   core::Nanos shift = 0;
   // A refused request is charged to this limit as if admitted (a rule's count_denied).
   bool count_denied = false;
+  // What this limit charges, when not the request's cost (a rule's reserve); 0: the cost.
+  std::int64_t cost = 0;
 };
 
 // All must pass. Each table may appear once. The slots are locked in one global order (by

@@ -34,6 +34,7 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::post, "/v1/check", &AdminService::check, Serves::kDecision},
     AdminRoute{verb::get, "/v1/check/{name}", &AdminService::check_rule, Serves::kDecision},
     AdminRoute{verb::post, "/v1/release", &AdminService::release, Serves::kDecision},
+    AdminRoute{verb::post, "/v1/report", &AdminService::report, Serves::kDecision},
     AdminRoute{verb::delete_, "/v1/leases/{name}", &AdminService::release_lease, Serves::kDecision},
     AdminRoute{verb::get, "/v1/rls/domains", &AdminService::list_rls},
     AdminRoute{verb::get, "/v1/rls/domains/{name}", &AdminService::get_rls},

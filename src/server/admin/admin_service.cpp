@@ -273,6 +273,10 @@ Reply AdminService::release(const AdminRequest& request) {
   return post_release(*loop_, request.body);
 }
 
+Reply AdminService::report(const AdminRequest& request) {
+  return post_report(*loop_, request.body, clock_->now());
+}
+
 Reply AdminService::release_lease(const AdminRequest& request) {
   return delete_lease(*loop_, request.name);
 }

@@ -51,6 +51,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply check(const AdminRequest& request);          // POST /v1/check (check_handlers.hpp)
   Reply check_rule(const AdminRequest& request);     // GET /v1/check/{rule}
   Reply release(const AdminRequest& request);        // POST /v1/release
+  Reply report(const AdminRequest& request);         // POST /v1/report (key_handlers.hpp)
   Reply release_lease(const AdminRequest& request);  // DELETE /v1/leases/{token}
   Reply list_rls(const AdminRequest& request);       // GET /v1/rls/domains (rls_handlers.hpp)
   Reply get_rls(const AdminRequest& request);        // GET /v1/rls/domains/{domain}

@@ -22,6 +22,11 @@ namespace sluice::server {
 // Rules kept in Redis are asked through `loop` (the admin loop's); their replies come through
 // Reply::later.
 Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, engine::KeyOp op,
-                core::Nanos now);
+                core::Nanos now, std::int64_t cost = 0);
+
+// POST /v1/report {"rule": NAME, "key": KEY, "cost": N, "reserved": R}: charges N - R more to
+// the key (a cost known after the fact, settling what a check with cost R reserved), and
+// answers the key's state as GET /v1/rules/{name}/keys/{key} does, with "reported": N - R.
+Reply post_report(engine::Loop& loop, std::string_view body, core::Nanos now);
 
 }  // namespace sluice::server

@@ -164,7 +164,8 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
 
 void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
-                                  bool keep_alive, unsigned client_version, bool drop_request_id) {
+                                  bool keep_alive, unsigned client_version, bool drop_request_id,
+                                  const std::function<bool(std::string_view)>& drop) {
   const ConnectionTokens tokens(res);
   append_status_line(out, res.result_int(), res.reason());
   for (const auto& f : res) {
@@ -177,6 +178,7 @@ void append_relayed_response_head(std::string& out, const http::response_header<
     if (is_hop_by_hop(name)) continue;
     if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
     if (drop_request_id && is_request_id(f)) continue;
+    if (drop && drop(f.name_string())) continue;
     append_field(out, f.name_string(), f.value());
   }
   append_extra(out, extra);

@@ -6,6 +6,7 @@
 
 #include <boost/beast/http/message.hpp>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,10 +51,12 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
 // The upstream's status and fields less hop-by-hop ones, then `extra` (the outcome's
 // RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.
 // `drop_request_id`: `extra` says X-Request-Id, so the upstream's is not relayed beside it.
+// `drop`, when set, names more fields to leave out (a rule's cost_from header).
 void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
                                   bool keep_alive, unsigned client_version,
-                                  bool drop_request_id = false);
+                                  bool drop_request_id = false,
+                                  const std::function<bool(std::string_view)>& drop = {});
 
 // A response the gateway makes itself: status, text body length, `extra` fields (`typed`: they
 // hold its Content-Type).

@@ -8,6 +8,7 @@
 
 #include "client_session.hpp"
 #include "http_io.hpp"
+#include "sluice/engine/settle.hpp"
 #include "worker.hpp"
 
 namespace sluice::server::gateway {
@@ -228,8 +229,25 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   if (framing == Framing::kClose) keep_alive = false;
   const bool chunked_down = framing == Framing::kChunked;
   head_.clear();
+  std::function<bool(std::string_view)> drop;
+  std::vector<std::string_view> cost_fields;
+  if (engine::settles(outcome_)) {
+    cost_fields = engine::cost_headers(outcome_);
+    engine::settle(
+        outcome_, status,
+        [&res](std::string_view name) -> std::optional<std::string_view> {
+          const auto it = res.find(name);
+          if (it == res.end()) return std::nullopt;
+          return std::string_view(it->value());
+        },
+        worker_.clock().now());
+    drop = [&cost_fields](std::string_view name) {
+      return std::any_of(cost_fields.begin(), cost_fields.end(),
+                         [&](std::string_view c) { return boost::beast::iequals(c, name); });
+    };
+  }
   append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version(),
-                               /*drop_request_id=*/!request_id_.empty());
+                               /*drop_request_id=*/!request_id_.empty(), drop);
   exchange_.status = status;
   bool done = rp.is_done();
   stale_copy_.start(res, breaker_.keep_limit());

@@ -139,7 +139,8 @@ def servers(serve_config, tmp_path):
     token.write_text(TOKEN + "\n")
     rules = ("rules:\n  per-user: {limit: \"token-bucket:rate=10/s,burst=20\", "
              "key: \"query:userId\"}\n"
-             "  jobs: {limit: \"concurrency:limit=1\", key: \"const:all\"}\n")
+             "  jobs: {limit: \"concurrency:limit=1\", key: \"const:all\"}\n"
+             "  llm: {limit: \"token-bucket:rate=100/s,burst=10000\", key: \"query:team\"}\n")
     plain = serve_config(lambda g, a: f"admin: 127.0.0.1:{a}\n{rules}")
     secured = serve_config(
         lambda g, a: f"admin: 127.0.0.1:{a}\nadmin_auth: {{token_file: {token}}}\n{rules}")
