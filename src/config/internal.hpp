@@ -96,6 +96,9 @@ std::optional<std::string> host_problem(std::string_view host);
 std::string shown_field(std::string_view path);
 
 // "header:X-Api-Key", as written in a rule's key (config_reader.cpp, beside the parser).
+// A key part from its text ("client_ip/24", "header:X-Api-Key"), or why it is not one; and
+// back (key_part.cpp).
+core::Expected<KeyPart> parse_key_part(std::string_view text);
 std::string format_key_part(const KeyPart& part);
 
 // ---------------------------------------------------------------------------------------------
