@@ -45,5 +45,6 @@ void sluice_release(Context& ctx, std::span<const std::string_view> args);
 // answers 1 when it had state, 0 when not, as DEL counts. Both are the engine's KeyAsk.
 void sluice_peek(Context& ctx, std::span<const std::string_view> args);
 void sluice_reset(Context& ctx, std::span<const std::string_view> args);
+void sluice_report(Context& ctx, std::span<const std::string_view> args);
 
 }  // namespace sluice::server::resp

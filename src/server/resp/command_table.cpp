@@ -35,14 +35,15 @@ constexpr CommandInfo kConfig[] = {
     {"config|get", -3, 0, 0, 0, 0, config_get, {}},
 };
 
-// CL.THROTTLE's key is argument 1; SLUICE.CHECK's, PEEK's and RESET's argument 2 (after the
-// rule).
+// CL.THROTTLE's key is argument 1; SLUICE.CHECK's, PEEK's, RESET's and REPORT's argument 2
+// (after the rule).
 constexpr CommandInfo kCommands[] = {
     {"cl.throttle", -5, 6, 1, 1, 1, cl_throttle, {}},
     {"sluice.check", -3, 6, 2, 2, 1, sluice_check, {}},
     {"sluice.release", 2, 0, 0, 0, 0, sluice_release, {}},
     {"sluice.peek", 3, 0, 2, 2, 1, sluice_peek, {}},
     {"sluice.reset", 3, 0, 2, 2, 1, sluice_reset, {}},
+    {"sluice.report", -4, 5, 2, 2, 1, sluice_report, {}},
     {"auth", -2, 3, 0, 0, 0, auth, {}},
     {"multi", 1, 0, 0, 0, 0, multi, {}},
     {"exec", 1, 0, 0, 0, 0, multi, {}},

@@ -1,4 +1,6 @@
-// SLUICE.PEEK and SLUICE.RESET (command_handlers.hpp).
+// SLUICE.PEEK, SLUICE.RESET and SLUICE.REPORT (command_handlers.hpp).
+#include <charconv>
+
 #include "command_handlers.hpp"
 #include "throttle_command.hpp"
 
@@ -29,8 +31,16 @@ void write_reset(Context& ctx) {
   ctx.out.integer(ctx.outcome.key_seen ? 1 : 0);
 }
 
-void run(Context& ctx, std::span<const std::string_view> args, engine::KeyOp op, AfterRedis write) {
-  if (ctx.loop.decide(engine::KeyAsk{args[1], args[2], op}, ctx.now, ctx.outcome) ==
+// A report's cost or reserve: 0 .. 1,000,000, as POST /v1/report takes them.
+bool amount(std::string_view s, std::int64_t& out) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && out >= 0 &&
+         out <= 1'000'000;
+}
+
+void run(Context& ctx, std::span<const std::string_view> args, engine::KeyOp op, AfterRedis write,
+         std::int64_t cost = 0) {
+  if (ctx.loop.decide(engine::KeyAsk{args[1], args[2], op, cost}, ctx.now, ctx.outcome) ==
       engine::Progress::kPending) {
     ctx.after = write;
     return;
@@ -46,6 +56,21 @@ void sluice_peek(Context& ctx, std::span<const std::string_view> args) {
 
 void sluice_reset(Context& ctx, std::span<const std::string_view> args) {
   run(ctx, args, engine::KeyOp::kReset, write_reset);
+}
+
+// SLUICE.REPORT rule key cost [reserved]: charges cost - reserved to the key (a cost known
+// after the fact), then answers as SLUICE.PEEK does.
+void sluice_report(Context& ctx, std::span<const std::string_view> args) {
+  std::int64_t cost = 0, reserved = 0;
+  if (!amount(args[3], cost)) {
+    return ctx.out.error("ERR invalid cost '" + std::string(args[3]) +
+                         "': must be an integer from 0 to 1000000");
+  }
+  if (args.size() > 4 && !amount(args[4], reserved)) {
+    return ctx.out.error("ERR invalid reserved '" + std::string(args[4]) +
+                         "': must be an integer from 0 to 1000000");
+  }
+  run(ctx, args, engine::KeyOp::kReport, write_peek, cost - reserved);
 }
 
 }  // namespace sluice::server::resp

@@ -172,3 +172,20 @@ def test_sluice_peek_and_reset_over_resp(serve):
     assert " ".join(serve.cli("SLUICE.PEEK", "nope", "k")) == "ERR unknown rule 'nope'"
     assert " ".join(serve.cli("SLUICE.PEEK", "per-user")) == \
         "ERR wrong number of arguments for 'sluice.peek' command"
+
+
+def test_sluice_report_charges_a_cost_after_the_fact_over_resp(serve):
+    # pair: fixed-window limit 5 an hour; the key is tenant|method as the gateway builds it.
+    # limited, limit, remaining, retry_after, reset_after, seen: 3 of 5 spent, one passes now.
+    reported = serve.cli("SLUICE.REPORT", "pair", "acme|GET", "3")
+    assert reported[:4] == ["0", "5", "2", "-1"] and reported[5] == "1", reported
+    # A check that reserved 2, reported at what it cost (0): both given back in this window.
+    assert serve.cli("SLUICE.CHECK", "pair", "acme|GET", "2")[:3] == ["0", "5", "0"]
+    assert serve.cli("SLUICE.REPORT", "pair", "acme|GET", "0", "2")[:3] == ["0", "5", "2"]
+    assert serve.key("pair", "acme|GET").json()["remaining"] == 2  # the same table over HTTP
+    assert " ".join(serve.cli("SLUICE.REPORT", "pair", "acme|GET", "x")) == \
+        "ERR invalid cost 'x': must be an integer from 0 to 1000000"
+    assert " ".join(serve.cli("SLUICE.REPORT", "conc", "u", "1")).startswith(
+        "ERR rule 'conc' is concurrency: a report settles token-bucket")
+    assert " ".join(serve.cli("SLUICE.REPORT", "pair", "k")) == \
+        "ERR wrong number of arguments for 'sluice.report' command"

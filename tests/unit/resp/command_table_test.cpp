@@ -120,7 +120,7 @@ TEST_F(Dispatch, HelloSwitchesToResp3) {
 }
 
 TEST_F(Dispatch, AnswersServerCommands) {
-  EXPECT_EQ(run({"COMMAND", "COUNT"}), ":18\r\n");  // with SLUICE.PEEK and SLUICE.RESET
+  EXPECT_EQ(run({"COMMAND", "COUNT"}), ":19\r\n");  // with SLUICE.PEEK, RESET and REPORT
   EXPECT_EQ(run({"COMMAND", "DOCS"}), "*0\r\n");
   EXPECT_EQ(run({"COMMAND", "INFO", "nope"}), "*1\r\n$-1\r\n");
   const std::string prefix = "*1\r\n*10\r\n$11\r\ncl.throttle\r\n:-5\r\n";
