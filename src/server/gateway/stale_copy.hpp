@@ -6,6 +6,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/message.hpp>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -18,8 +19,10 @@ class StaleCopy {
   // Starts a copy of the response `res` when it may be kept: `limit` > 0 (the request is a GET
   // on a route that answers stale), a 2xx, and nothing in it that is one client's alone or
   // asks not to be stored (Set-Cookie, Cache-Control: no-store or private: nginx's rules).
+  // `drop` names fields the client never gets (a rule's cost_from header): not kept either.
   template <class Fields>
-  void start(const boost::beast::http::response_header<Fields>& res, std::size_t limit) {
+  void start(const boost::beast::http::response_header<Fields>& res, std::size_t limit,
+             const std::function<bool(std::string_view)>& drop = {}) {
     namespace http = boost::beast::http;
     on_ = false;
     headers_.clear();
@@ -30,7 +33,7 @@ class StaleCopy {
       const http::field name = f.name();
       if (name == http::field::set_cookie) return;
       if (name == http::field::cache_control && private_or_no_store(f.value())) return;
-      if (dropped(name)) continue;
+      if (dropped(name) || (drop && drop(f.name_string()))) continue;
       headers_ += f.name_string();
       headers_ += ": ";
       headers_ += f.value();

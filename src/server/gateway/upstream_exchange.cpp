@@ -250,7 +250,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
                                /*drop_request_id=*/!request_id_.empty(), drop);
   exchange_.status = status;
   bool done = rp.is_done();
-  stale_copy_.start(res, breaker_.keep_limit());
+  stale_copy_.start(res, breaker_.keep_limit(), drop);
   stale_copy_.add({body_.get(), got});
   client_watch_.expires_after(ns(timeouts_.idle));
   error_code ec =

@@ -51,6 +51,12 @@ routes:
       open_for: 1m
       fallback: stale
       stale_for: 1m
+    rules: [metered]
+rules:
+  metered:   # the upstream states each good answer's cost: the client never sees it
+    limit: "token-bucket:rate=1000/s,burst=1000"
+    key: "const:all"
+    cost_from: response_header:X-Cost
 """
 
 
@@ -67,6 +73,8 @@ class Upstream(BaseHTTPRequestHandler):
 
     def answer(self, status, body, content_type="text/plain"):
         self.send_response(status)
+        if status == 200:
+            self.send_header("X-Cost", "1")
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -187,6 +195,9 @@ def test_an_open_breaker_answers_the_last_good_response_marked_stale(gateway):
     assert (r.status_code, r.text) == (200, "good /stale/page?v=1\n")
     assert r.headers["X-Sluice-Stale"] == "1"
     assert r.headers["Content-Type"] == "application/x-demo"
+    # The route's cost_from header was read and removed from the live answer, and so was
+    # never kept in the stale copy either.
+    assert "X-Cost" not in good.headers and "X-Cost" not in r.headers, r.headers
     assert int(r.headers["Age"]) >= 0
     # Another query is another key, never kept: the status fallback.
     other = requests.get(f"{gw}/stale/page?v=2", timeout=5)
