@@ -20,6 +20,9 @@ using metrics::Kind;
 constexpr Family kRequests{"sluice_rule_requests_total", Kind::kCounter,
                            "Decisions of a rule (or RLS limit), by frontend, gateway route and "
                            "outcome."};
+constexpr Family kSettlements{"sluice_rule_settlements_total", Kind::kCounter,
+                              "Gateway responses a rule's cost_from or count_if settled, by what "
+                              "was charged."};
 // The `frontend` label of the decision service's counters, by Via.
 constexpr std::string_view kViaLabels[kVias] = {"check_api", "sluice_check"};
 
@@ -90,29 +93,45 @@ void adaptive_series(metrics::Sink& sink, const Snapshot& snap) {
   }
 }
 
+// A counter per label value. A series appears with its first event: rules x routes x
+// outcomes written at 0 would be mostly placeholders that never move (a rule the decision
+// service is never asked about).
+using CounterRow = std::pair<std::string_view, const std::atomic<std::uint64_t>*>;
+template <std::size_t N, class Emit>
+void each_moved(const CounterRow (&rows)[N], Emit emit) {
+  for (const auto& [value, n] : rows) {
+    const std::uint64_t v = n->load(std::memory_order_relaxed);
+    if (v > 0) emit(value, static_cast<double>(v));
+  }
+}
+
 // `route` empty: a frontend without routes (no route label).
 void outcomes(metrics::Sink& sink, std::string_view frontend, std::string_view route,
               std::string_view rule, const RuleCounters& c) {
-  const std::pair<std::string_view, const std::atomic<std::uint64_t>*> rows[] = {
-      {"allowed", &c.allowed},
-      {"denied", &c.denied},
-      {"delayed", &c.delayed},
-      {"dry_run_denied", &c.dry_run_denied},
-      {"missing_key", &c.missing_key}};
-  // A series appears with its first request: rules x routes x outcomes written at 0 would be
-  // mostly placeholders that never move (a rule the decision service is never asked about).
-  for (const auto& [outcome, n] : rows) {
-    const std::uint64_t v = n->load(std::memory_order_relaxed);
-    if (v == 0) continue;
+  const CounterRow rows[] = {{"allowed", &c.allowed},
+                             {"denied", &c.denied},
+                             {"delayed", &c.delayed},
+                             {"dry_run_denied", &c.dry_run_denied},
+                             {"missing_key", &c.missing_key}};
+  each_moved(rows, [&](std::string_view outcome, double v) {
     if (route.empty()) {
-      sink.add(kRequests, {{"frontend", frontend}, {"rule", rule}, {"outcome", outcome}},
-               static_cast<double>(v));
+      sink.add(kRequests, {{"frontend", frontend}, {"rule", rule}, {"outcome", outcome}}, v);
     } else {
       sink.add(kRequests,
-               {{"frontend", frontend}, {"route", route}, {"rule", rule}, {"outcome", outcome}},
-               static_cast<double>(v));
+               {{"frontend", frontend}, {"route", route}, {"rule", rule}, {"outcome", outcome}}, v);
     }
-  }
+  });
+}
+
+// A gateway rule's settled responses, by what each charged.
+void settlements(metrics::Sink& sink, std::string_view route, std::string_view rule,
+                 const RuleCounters& c) {
+  const CounterRow rows[] = {{"stated", &c.settled_stated},
+                             {"reserve", &c.settled_reserve},
+                             {"nothing", &c.settled_nothing}};
+  each_moved(rows, [&](std::string_view charged, double v) {
+    sink.add(kSettlements, {{"route", route}, {"rule", rule}, {"charged", charged}}, v);
+  });
 }
 
 }  // namespace
@@ -121,10 +140,12 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
   return registry.add([state = state_.get()](metrics::Sink& sink) {
     const auto snap = state->snapshot();
     sink.declare(kRequests);
+    sink.declare(kSettlements);
     for (const auto& r : snap->routes) {
       for (const auto* list : {&r->enforce, &r->dry_run}) {
         for (const RouteRule& rr : *list) {
           outcomes(sink, "gateway", r->route.name, rr.rule->rule.name, *rr.counters);
+          settlements(sink, r->route.name, rr.rule->rule.name, *rr.counters);
         }
       }
     }

@@ -39,6 +39,12 @@ struct RuleCounters {
   std::atomic<std::uint64_t> delayed{0};  // allowed after a wait (also counted as allowed)
   std::atomic<std::uint64_t> dry_run_denied{0};
   std::atomic<std::uint64_t> missing_key{0};
+  // Responses settled by a rule's cost_from or count_if (engine/settle.hpp), by what was
+  // charged: the cost the upstream stated, the reserve (no usable stated cost), or nothing
+  // (count_if did not list the status).
+  std::atomic<std::uint64_t> settled_stated{0};
+  std::atomic<std::uint64_t> settled_reserve{0};
+  std::atomic<std::uint64_t> settled_nothing{0};
 };
 
 // One limit made real: decided here (`table`) or in Redis (`remote`); neither for an RLS

@@ -38,6 +38,16 @@ def remaining(s, rule, key):
     return r.json()["remaining"]
 
 
+def settled(s, rule, charged):
+    """sluice_rule_settlements_total of `rule` on the route `all`, for `charged`."""
+    text = requests.get(s.admin + "/metrics", timeout=10).text
+    want = f'sluice_rule_settlements_total{{route="all",rule="{rule}",charged="{charged}"}} '
+    for line in text.splitlines():
+        if line.startswith(want):
+            return float(line.split()[-1])
+    return 0
+
+
 def get(s, key, query, header="X-Api-Key"):
     return requests.get(f"{s.url}/answer?{query}", headers={header: key}, timeout=10)
 
@@ -56,6 +66,7 @@ def test_the_stated_cost_is_charged_into_debt_and_the_header_never_reaches_the_c
     assert refused.headers["Retry-After"] in ("5", "6"), refused.headers  # -4 -> 1 at 1/s
     # Another key is untouched.
     assert remaining(s, "tokens", "b") == 10
+    assert (settled(s, "tokens", "stated"), settled(s, "tokens", "reserve")) == (2, 0)
 
 
 def test_a_reserve_stands_without_a_stated_cost_and_is_given_back_when_less_is_stated(
@@ -69,6 +80,8 @@ def test_a_reserve_stands_without_a_stated_cost_and_is_given_back_when_less_is_s
     assert remaining(s, "reserved", "c") == 10
     assert get(s, "d", "header=X-Cost:2").status_code == 200  # 3 of the 5 back
     assert remaining(s, "reserved", "d") == 8
+    # What an operator sees: two answers stated no usable cost.
+    assert (settled(s, "reserved", "stated"), settled(s, "reserved", "reserve")) == (2, 2)
 
 
 def test_count_if_charges_only_the_failures_it_lists(sluice, upstreams):
@@ -83,6 +96,7 @@ def test_count_if_charges_only_the_failures_it_lists(sluice, upstreams):
     assert remaining(s, "logins", "ann") == 0
     refused = get(s, "ann", "status=200", header="X-User")
     assert refused.status_code == 429  # three failures in the window: sluice refuses
+    assert (settled(s, "logins", "nothing"), settled(s, "logins", "reserve")) == (6, 3)
     assert get(s, "bob", "status=200", header="X-User").status_code == 200
 
 
