@@ -1,6 +1,7 @@
 // A rule's cost after the response (`cost_from`, `reserve`, `count_if`): each field read and
 // checked where it is written; whether the rule's algorithm and storage can settle is checks.cpp's.
 #include "readers.hpp"
+#include "sluice/core/settle.hpp"
 #include "sluice/core/status_set.hpp"
 
 namespace sluice::config::internal {
@@ -8,8 +9,6 @@ namespace sluice::config::internal {
 namespace {
 
 constexpr std::string_view kResponseHeader = "response_header:";
-// A reserve is at most what one request may cost anywhere (the check API's bound).
-constexpr std::int64_t kMaxReserve = 1'000'000;
 
 }  // namespace
 
@@ -25,7 +24,7 @@ void read_cost(Section& s, Rule& r) {
       r.cost_from = name;
     }
   }
-  if (auto n = s.number("reserve", 1, kMaxReserve)) {
+  if (auto n = s.number("reserve", 1, core::kMaxStatedCost)) {
     r.reserve = *n;
     if (!s.has("cost_from")) {
       s.fail("reserve",
@@ -40,9 +39,8 @@ void read_cost(Section& s, Rule& r) {
     if (!c->has("status")) c->fail("status", "count_if needs status (e.g. status: [401, 403])");
     return;
   }
-  core::StatusSet set;
   for (const auto& item : *items) {
-    if (!set.add(item.text)) {
+    if (!core::is_status_entry(item.text)) {
       c->fail(item.path, item.line,
               quoted(item.text) + " is not a status (100 to 599) or a class (e.g. 4xx)");
       continue;

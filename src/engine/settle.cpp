@@ -15,10 +15,7 @@ namespace {
 using detail::OutcomeAccess;
 
 bool counts(const config::Rule& rule, int status) {
-  if (rule.count_if_status.empty()) return true;
-  core::StatusSet set;
-  for (const auto& entry : rule.count_if_status) set.add(entry);
-  return set.contains(status);
+  return rule.count_if_status.empty() || core::status_listed(rule.count_if_status, status);
 }
 
 // What the response costs under `rule`, given what was reserved; `counter` is the one of

@@ -14,6 +14,7 @@ namespace sluice::core {
 
 // A hostile or broken upstream must not overflow a counter or a TAT: a stated cost above this
 // is charged as this. (The debt itself is capped further, at one capacity, by DeniedCharge.)
+// It also bounds what a rule may reserve and a report may state (config, check API, RESP).
 inline constexpr std::int64_t kMaxStatedCost = 1'000'000;
 
 // The cost an upstream stated, as a non-negative decimal integer; nullopt when the value is

@@ -2,36 +2,29 @@
 // login-failure limits, where only the failures are charged after the response.
 #pragma once
 
-#include <bitset>
-#include <optional>
+#include <algorithm>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace sluice::core {
 
-// A table of the 500 statuses 100..599, one bit each: matching is one lookup per response.
-class StatusSet {
- public:
-  // An entry as config states it: "401" or a class "4xx"; false when it is neither.
-  bool add(std::string_view entry) {
-    if (entry.size() != 3 || entry[0] < '1' || entry[0] > '5') return false;
-    if (entry.substr(1) == "xx" || entry.substr(1) == "XX") {
-      const int base = (entry[0] - '0') * 100;
-      for (int s = base; s < base + 100; ++s) bits_.set(static_cast<std::size_t>(s - 100));
-      return true;
-    }
-    if (!digit(entry[1]) || !digit(entry[2])) return false;
-    const int s = (entry[0] - '0') * 100 + (entry[1] - '0') * 10 + (entry[2] - '0');
-    bits_.set(static_cast<std::size_t>(s - 100));
-    return true;
-  }
-  bool contains(int status) const {
-    return status >= 100 && status <= 599 && bits_.test(static_cast<std::size_t>(status - 100));
-  }
-  bool empty() const { return bits_.none(); }
+// An entry as config states it: a status "401" (100 to 599) or a class "4xx".
+inline bool is_status_entry(std::string_view e) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (e.size() != 3 || e[0] < '1' || e[0] > '5') return false;
+  if (e.substr(1) == "xx" || e.substr(1) == "XX") return true;
+  return digit(e[1]) && digit(e[2]);
+}
 
- private:
-  static bool digit(char c) { return c >= '0' && c <= '9'; }
-  std::bitset<500> bits_;
-};
+// Whether `status` is what one of `entries` (each is_status_entry) names: that status, or one
+// of its class. A rule's few entries match a response without building a set.
+inline bool status_listed(std::span<const std::string> entries, int status) {
+  return std::any_of(entries.begin(), entries.end(), [&](std::string_view e) {
+    if (status / 100 != e[0] - '0') return false;
+    if (e[1] == 'x' || e[1] == 'X') return true;
+    return status % 100 == (e[1] - '0') * 10 + (e[2] - '0');
+  });
+}
 
 }  // namespace sluice::core

@@ -9,14 +9,14 @@
 #include <utility>
 
 #include "check_handlers.hpp"
+#include "sluice/core/settle.hpp"
 
 namespace sluice::server {
 namespace {
 
 namespace json = boost::json;
 
-// A reported cost is at most what one request may cost (the stated-cost cap of cost_from).
-constexpr std::int64_t kMaxReportCost = 1'000'000;
+constexpr std::int64_t kMaxReportCost = core::kMaxStatedCost;
 
 // The ask's views point into `rule` and `key`, kept with the outcome until it is complete.
 struct KeyLook {

@@ -2,6 +2,7 @@
 #include <charconv>
 
 #include "command_handlers.hpp"
+#include "sluice/core/settle.hpp"
 #include "throttle_command.hpp"
 
 namespace sluice::server::resp {
@@ -31,11 +32,11 @@ void write_reset(Context& ctx) {
   ctx.out.integer(ctx.outcome.key_seen ? 1 : 0);
 }
 
-// A report's cost or reserve: 0 .. 1,000,000, as POST /v1/report takes them.
+// A report's cost or reserve: 0 .. core::kMaxStatedCost, as POST /v1/report takes them.
 bool amount(std::string_view s, std::int64_t& out) {
   const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
   return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && out >= 0 &&
-         out <= 1'000'000;
+         out <= core::kMaxStatedCost;
 }
 
 void run(Context& ctx, std::span<const std::string_view> args, engine::KeyOp op, AfterRedis write,
@@ -64,11 +65,11 @@ void sluice_report(Context& ctx, std::span<const std::string_view> args) {
   std::int64_t cost = 0, reserved = 0;
   if (!amount(args[3], cost)) {
     return ctx.out.error("ERR invalid cost '" + std::string(args[3]) +
-                         "': must be an integer from 0 to 1000000");
+                         "': must be an integer from 0 to " + std::to_string(core::kMaxStatedCost));
   }
   if (args.size() > 4 && !amount(args[4], reserved)) {
     return ctx.out.error("ERR invalid reserved '" + std::string(args[4]) +
-                         "': must be an integer from 0 to 1000000");
+                         "': must be an integer from 0 to " + std::to_string(core::kMaxStatedCost));
   }
   run(ctx, args, engine::KeyOp::kReport, write_peek, cost - reserved);
 }
