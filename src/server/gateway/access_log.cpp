@@ -1,6 +1,8 @@
 // AccessLog (access_log.hpp).
 #include "access_log.hpp"
 
+#include "sluice/log/log.hpp"
+
 namespace sluice::server::gateway {
 
 AccessLog::~AccessLog() {
@@ -31,7 +33,7 @@ void AccessLog::write(std::string_view destination, config::AccessLogFormat form
   if (destination != destination_) open(destination);
   if (file_ == nullptr) {
     if (!warned_) {
-      std::fprintf(stderr, "sluice: cannot open access log %s\n", destination_.c_str());
+      log::error("sluice: cannot open access log " + destination_);
       warned_ = true;
     }
     return;

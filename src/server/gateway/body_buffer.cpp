@@ -2,16 +2,18 @@
 #include "body_buffer.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+
+#include "sluice/log/log.hpp"
 
 namespace sluice::server::gateway {
 
@@ -122,10 +124,10 @@ void warn_spill_failed(const BodyBuffer& body, core::Nanos now_ns) {
     return;
   }
   const std::uint64_t passed = unsaid.exchange(0, std::memory_order_relaxed);
-  std::fprintf(stderr,
-               "sluice: gateway: a request body over http.body_buffer is streamed, not buffered: "
-               "%s (%llu more since the last line)\n",
-               body.error().c_str(), static_cast<unsigned long long>(passed));
+  log::warn(fmt::format(
+      "sluice: gateway: a request body over http.body_buffer is streamed, not buffered: {} ({} "
+      "more since the last line)",
+      body.error(), passed));
 }
 
 }  // namespace sluice::server::gateway

@@ -2,11 +2,13 @@
 // outcome), local answers, and closing; the upstream half is upstream_exchange.cpp.
 #include "client_session.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/beast/http/error.hpp>
 #include <chrono>
-#include <cstdio>
 
 #include "http_io.hpp"
+#include "sluice/log/log.hpp"
 #include "worker.hpp"
 
 namespace sluice::server::gateway {
@@ -132,7 +134,7 @@ Awaitable<void> ClientSession::run() {
     }
     if (linger_ && client_.is_open()) co_await linger_close();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice: gateway connection from %s: %s\n", peer_.c_str(), e.what());
+    log::warn("sluice: gateway connection from " + peer_ + ": " + e.what());
   }
   client_watch_.stop();
   upstream_watch_.stop();

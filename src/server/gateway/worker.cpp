@@ -1,16 +1,17 @@
 // Worker (worker.hpp).
 #include "worker.hpp"
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
-#include <cstdio>
 
 #include "client_session.hpp"
 #include "common/listener_admission.hpp"
+#include "sluice/log/log.hpp"
 
 namespace sluice::server::gateway {
 
@@ -60,7 +61,7 @@ void Worker::start() {
     try {
       io_->run();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "sluice: gateway loop stopped: %s\n", e.what());
+      log::error(std::string("sluice: gateway loop stopped: ") + e.what());
     }
   });
 }
@@ -73,11 +74,10 @@ void Worker::warn_dry_run(const engine::Outcome& outcome, core::Nanos now) {
   for (const engine::Applied& a : outcome.applied) {
     if (a.enforced || a.decision.allowed || a.rule == nullptr) continue;
     const std::string route = outcome.route() != nullptr ? outcome.route()->name : "-";
-    std::fprintf(stderr,
-                 "sluice: dry-run rule '%s' on route '%s' would have refused client %.*s "
-                 "(%llu more since the last such line)\n",
-                 a.rule->name.c_str(), route.c_str(), static_cast<int>(outcome.client().size()),
-                 outcome.client().data(), static_cast<unsigned long long>(dry_run_unsaid_));
+    log::warn(fmt::format(
+        "sluice: dry-run rule '{}' on route '{}' would have refused client {} ({} more since "
+        "the last such line)",
+        a.rule->name, route, outcome.client(), dry_run_unsaid_));
     break;
   }
   dry_run_warned_ = now;

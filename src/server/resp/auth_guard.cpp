@@ -1,12 +1,14 @@
 // AUTH failures (auth_guard.hpp).
 #include "auth_guard.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <string>
 
 #include "sluice/core/rate.hpp"
 #include "sluice/core/utf8.hpp"
 #include "sluice/engine/ask.hpp"
+#include "sluice/log/log.hpp"
 
 namespace sluice::server::resp {
 
@@ -53,11 +55,9 @@ void log_failure(Context& ctx, std::string_view user, const std::string& why) {
   }
   const std::uint64_t unsaid = s.auth_unlogged.exchange(0, std::memory_order_relaxed);
   const std::string shown = core::printable(user.substr(0, kLoggedUserBytes));
-  std::fprintf(stderr,
-               "sluice: resp: AUTH failed from %s as user '%s': %s (%llu more since the last "
-               "such line)\n",
-               ctx.client.addr.c_str(), shown.c_str(), why.c_str(),
-               static_cast<unsigned long long>(unsaid));
+  log::warn(fmt::format(
+      "sluice: resp: AUTH failed from {} as user '{}': {} ({} more since the last such line)",
+      ctx.client.addr, shown, why, unsaid));
 }
 
 // The failure's reply, count and line; the connection's last one closes it.

@@ -6,6 +6,8 @@ import re
 import signal
 import subprocess
 
+import requests
+
 from conftest import CONFIG
 from integration_support import wait_until
 
@@ -92,3 +94,20 @@ def test_a_bad_log_level_or_format_is_refused_with_exit_2(sluice_bin):
                            timeout=10)
         assert p.returncode == 2, p
         assert flag in p.stderr and value in p.stderr, p.stderr
+
+
+def test_json_lines_carry_the_gateways_own_warnings_too(serve_config):
+    # A dry-run rule's would-be refusal, as the gateway says it: in JSON like every other line
+    # (it was a bare stderr line before, which broke a JSON log reader).
+    shadow = CONFIG.replace("rules: [per-user]", "rules: [per-user, shadow]").replace(
+        "  spare:", '  shadow:\n    limit: "fixed-window:limit=1,window=1h"\n'
+        "    key: client_ip\n    action: dry-run\n  spare:")
+    s = serve_config(lambda g, a: shadow.format(gateway=g, admin=a, write_back="false"),
+                     ["--log-format", "json"])
+    for _ in range(3):
+        assert requests.get(s.gateway + "/", headers={"X-User": "u"}, timeout=5).status_code == 200
+    wait_until(lambda: any("dry-run rule 'shadow'" in r["msg"] for r in records(s)),
+               what="the gateway's dry-run line")
+    line = one(records(s), "dry-run rule 'shadow'")  # records() fails on any line not JSON
+    assert line["level"] == "warn"
+    assert "on route 'api' would have refused client 127.0.0.1" in line["msg"], line
