@@ -99,9 +99,11 @@ def test_clients_that_leave_close_their_upstream_connections_within_a_second(slu
             c.sendall(REQUEST)
             waiting.append(c)
         wait_until(lambda: up.held == 2 * n, timeout=5, what="every request at the upstream")
-        # Each holds a client and an upstream socket (one of them the pooled connection, and
-        # the /ok probe's client socket may still be in the baseline).
-        assert fds(s.proc.pid) >= baseline + 2 * n - 2
+        # Each holds a client and an upstream socket: about 2n more than the baseline (which may
+        # hold the pooled connection, the /ok probe's socket and, under a sanitizer, a socket
+        # still closing: 2n - 3 was seen once under ASan). At least n more shows they are held,
+        # so the return to the baseline below means something.
+        assert fds(s.proc.pid) >= baseline + n
         left = time.monotonic()
         for i, c in enumerate(waiting):
             reset(c) if i % 2 else c.close()
