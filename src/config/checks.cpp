@@ -273,15 +273,16 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "a rule kept in Redis keeps its keys' state in Redis as it is (on_change: keep); "
          "reset and proportional are for local rules");
   }
-  if ((r.tier || !r.overrides.empty()) && r.limit.wait == spec::WaitSupport::kNotTimeBased) {
+  if ((r.tier || !r.overrides.empty() || !r.shared_overrides.empty()) &&
+      r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     fail(r.tier ? "tiers" : "overrides",
          "a concurrency rule kept in Redis has one limit per rule (its permits are given back "
          "by the rule's name); use storage: local for tiers or overrides");
   }
-  if (r.count_denied) {
+  if (r.count_denied && rs.redis_options_of(r).lease > 0) {
     fail("count_denied",
-         "refusals are charged only by rules decided locally (storage: local), not yet by the "
-         "Redis script; remove count_denied or use storage: local");
+         "a leased rule refuses from permits taken ahead, which cannot charge Redis for a "
+         "refusal; use lease: 0 (exact) or remove count_denied");
   }
   if (r.settles()) {
     fail(r.cost_from.empty() ? "count_if" : "cost_from",

@@ -96,7 +96,7 @@ void check_limit_variants(const Rule& r, const Origin& o, Errors& errors) {
   }
   if (!o.ok("limit") || r.limit_text.empty()) return;
   check_on_change(r, o, errors);
-  for (const auto* list : {&r.tiers, &r.overrides}) {
+  for (const auto* list : {&r.tiers, &r.overrides, &r.shared_overrides}) {
     const std::string_view field = list == &r.tiers ? "tiers" : "overrides";
     for (const LimitVariant& v : *list) {
       if (v.limit.algorithm == r.limit.algorithm) continue;  // the default tier among them

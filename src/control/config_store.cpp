@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "atomic_file.hpp"
+#include "sluice/config/shared_overrides.hpp"
 #include "sluice/log/log.hpp"
 
 namespace sluice::control {
@@ -146,6 +147,7 @@ std::vector<std::string> ConfigStore::reload_locked() {
     errors = guard_problems(*loaded.rules);
     if (errors.empty()) {
       config::RuleSet as_read = *loaded.rules;
+      config::keep_shared_overrides(*engine_.rules(), *loaded.rules);
       errors = engine_.apply(std::move(*loaded.rules), clock_.now());
       seen_all_ = stamps();  // the files of the rules now in force
       if (errors.empty()) {
@@ -173,14 +175,14 @@ std::vector<std::string> ConfigStore::reload_locked() {
   return {};
 }
 
-ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& edit) {
+ChangeOutcome ConfigStore::change(const std::function<bool(config::RuleSet&)>& edit, bool persist) {
   std::lock_guard lock(mutex_);
   ChangeOutcome out;
   const auto before = engine_.rules();
   config::RuleSet next = *before;
   if (!edit(next)) return out;
 
-  const bool write_back = !path_.empty() && next.write_back;
+  const bool write_back = persist && !path_.empty() && next.write_back;
   if (write_back && stamp_of(path_) != seen_) {
     out.kind = ChangeOutcome::Kind::kFileChanged;
     out.problem = path_ +

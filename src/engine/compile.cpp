@@ -10,6 +10,7 @@
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
 #include "route_breaker.hpp"
+#include "sluice/config/shared_overrides.hpp"
 #include "top_sketch.hpp"
 
 namespace sluice::engine::detail {
@@ -21,7 +22,9 @@ Placement placement_of(const config::RuleSet& rules, const config::Rule& rule,
   if (rules.storage_of(rule) != config::Storage::kRedis) {
     return {rules.memory, std::nullopt, {}, wall};
   }
-  return {rules.memory, remote_options(rules.redis_options_of(rule), rule.permit_ttl), {}, wall};
+  auto remote = remote_options(rules.redis_options_of(rule), rule.permit_ttl);
+  remote.count_denied = rule.count_denied;
+  return {rules.memory, std::move(remote), {}, wall};
 }
 
 // The old snapshot's routes by name, so each route finds its counters in one lookup.
@@ -129,7 +132,7 @@ core::Expected<std::unique_ptr<CompiledRule>> compile_rule(
   if (!tiers) return core::make_error(tiers.error());
   c->tiers = std::move(tiers).value();
   auto overrides =
-      compile_variants(rules, rule, rule.overrides, "/override",
+      compile_variants(rules, rule, config::overrides_in_force(rule), "/override",
                        previous != nullptr ? &previous->overrides : nullptr, now, wall);
   if (!overrides) return core::make_error(overrides.error());
   c->overrides = std::move(overrides).value();

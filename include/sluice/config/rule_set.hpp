@@ -209,6 +209,10 @@ struct Rule {
   std::optional<KeyPart> tier;
   std::vector<LimitVariant> tiers;
   std::vector<LimitVariant> overrides;  // by key text ("part|part"), over any tier
+  // A rule kept in Redis: the overrides set through any instance's admin API, kept in Redis
+  // for every instance (engine/shared_overrides.hpp), never written to the file. Over a file
+  // override of the same key.
+  std::vector<LimitVariant> shared_overrides;
   OnChange on_change = OnChange::kKeep;
   // count_denied: a request this rule refuses is charged as if admitted (Kong's penalty;
   // core/denied_charge.hpp says per algorithm what that does). Default: refusals are free.

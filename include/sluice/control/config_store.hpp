@@ -86,8 +86,10 @@ class ConfigStore {
 
   // Runs `edit` on a copy of the rules in force, under the lock. When it returns true, the copy
   // is validated in full, applied, and written back to the file (atomically) if there is one
-  // and `write_back` is on. A failed write rolls the engine back.
-  ChangeOutcome change(const std::function<bool(config::RuleSet&)>& edit);
+  // and `write_back` is on. A failed write rolls the engine back. `persist` false: applied
+  // only, for what is not the file's (the shared overrides Redis keeps); the file is not
+  // written, nor does a change on disk stop it.
+  ChangeOutcome change(const std::function<bool(config::RuleSet&)>& edit, bool persist = true);
 
   std::uint64_t reloads_ok() const { return reloads_ok_.load(std::memory_order_relaxed); }
   std::uint64_t reloads_error() const { return reloads_error_.load(std::memory_order_relaxed); }

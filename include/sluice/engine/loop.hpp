@@ -20,6 +20,7 @@
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/instances.hpp"
 #include "sluice/engine/outcome.hpp"
+#include "sluice/engine/shared_overrides.hpp"
 #include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
 #include "sluice/support/shared_handler.hpp"
@@ -92,6 +93,16 @@ class Loop {
   // Every instance seen there in the last hour, by id; nullopt without Redis or when it fails.
   void instances(std::int64_t now_unix_ms,
                  std::function<void(std::optional<std::vector<InstanceRecord>>)> done);
+
+  // With Redis configured: the shared overrides' generation, and their hash when the
+  // generation is not `known` (shared_overrides.hpp); nullopt without Redis or when it fails.
+  void read_shared_overrides(const std::string& known,
+                             std::function<void(std::optional<SharedOverridesRead>)> done);
+  // Sets (or, `limit` nullopt, removes) one shared override and bumps the generation, at once;
+  // `done` is given the new generation when written.
+  void write_shared_override(const std::string& rule, const std::string& key,
+                             const std::optional<std::string>& limit,
+                             std::function<void(SharedWrite, std::string)> done);
 
   Engine& engine() { return engine_; }
   // The rules this loop decides with (refreshed when the engine's version moves), and a hold

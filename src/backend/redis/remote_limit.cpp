@@ -86,6 +86,11 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
         "calendar windows (align=calendar) are decided locally only, not "
         "in Redis; use storage: local");
   }
+  if (options.count_denied && options.lease > 0) {
+    return core::make_error(
+        "count_denied: a leased limit refuses from permits taken ahead, which cannot charge "
+        "Redis for a refusal; use lease: 0 (exact)");
+  }
   if (options.lease > 0) {
     const auto& a = spec.algorithm;
     // leaky-bucket's grants carry nginx's delay, which permits spent later cannot honour.
@@ -107,6 +112,7 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
   }
   out->name_ = std::move(name);
   out->script_ = script_limit(spec, options.concurrency_lease_ttl);
+  out->script_.count_denied = options.count_denied;
   out->spec_ = std::move(spec);
   out->options_ = options;
   return std::shared_ptr<const RemoteLimit>(std::move(out));

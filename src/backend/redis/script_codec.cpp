@@ -123,7 +123,7 @@ ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl) {
 }
 
 ScriptBatch::ScriptBatch(ScriptTime time) {
-  head_.emplace_back("1");
+  head_.emplace_back("2");
   if (time.redis_time) {
     head_.emplace_back("");
     head_.emplace_back("0");
@@ -135,6 +135,7 @@ ScriptBatch::ScriptBatch(ScriptTime time) {
 
 int ScriptBatch::add_limit(const ScriptLimit& limit) {
   limits_.push_back(limit.algorithm);
+  limits_.emplace_back(limit.count_denied ? "d" : "");
   limits_.push_back(std::to_string(limit.params.size()));
   limits_.insert(limits_.end(), limit.params.begin(), limit.params.end());
   return ++limit_count_;

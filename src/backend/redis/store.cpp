@@ -13,6 +13,7 @@
 #include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/local/combined_decision.hpp"
+#include "sluice/table/key_hash.hpp"
 #include "store_parts.hpp"
 
 namespace sluice::backend::redis {
@@ -252,7 +253,8 @@ bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos no
 void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::Decision& d,
                         core::Nanos sent) {
   if (options_.cache_denials <= 0 || d.allowed || d.overflow || d.retry_after <= 0 ||
-      d.retry_after == core::kNever || is_concurrency(*item.limit)) {
+      d.retry_after == core::kNever || is_concurrency(*item.limit) ||
+      item.limit->options().count_denied) {  // each refusal must reach Redis to be charged
     return;
   }
   if (denials_.size() >= options_.max_cached_denials) {
@@ -489,10 +491,12 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
       return core::denied(retry_after, 0, 0, -1);
     case FailurePolicy::kLocal: {
       mark(Source::kLocal);
-      const std::string_view key = item.key;
-      auto pd = item.limit->fallback()->decide(std::span<const std::string_view>(&key, 1), now,
-                                               cost, item.max_wait);
-      return pd.decision;
+      const local::TableLimit& fallback = item.limit->fallback()->limits().front();
+      local::LimitAsk ask{&fallback.table, table::hash_key(item.key), item.max_wait};
+      ask.count_denied = item.limit->options().count_denied;
+      local::EachDecision each;
+      local::Leases leases;
+      return local::decide_all(std::span(&ask, 1), now, cost, std::span(&each, 1), leases);
     }
   }
   return core::Decision{true};

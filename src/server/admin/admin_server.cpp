@@ -15,6 +15,7 @@
 #include "common/listener_admission.hpp"
 #include "common/loop_clock.hpp"
 #include "instance_beacon.hpp"
+#include "shared_override_sync.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/control/control.hpp"
 #include "sluice/engine/loop.hpp"
@@ -175,9 +176,10 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<AdminService> service;   // likewise
   std::shared_ptr<StatsSampler> sampler;   // the dashboard's live rates, with an admin listener
   std::shared_ptr<InstanceBeacon> beacon;  // this instance's heartbeat in a shared Redis
-  std::unique_ptr<Listener> admin;         // none with `admin: off`
-  std::unique_ptr<Listener> check;         // the decision API on an address of its own
-  std::mutex mutex;                        // each listener's sessions, stopped
+  std::shared_ptr<SharedOverrideSync> overrides;  // the Redis rules' shared overrides
+  std::unique_ptr<Listener> admin;                // none with `admin: off`
+  std::unique_ptr<Listener> check;                // the decision API on an address of its own
+  std::mutex mutex;                               // each listener's sessions, stopped
   bool stopped = false;
 };
 
@@ -213,6 +215,10 @@ void AdminServer::start() {
                                                 impl.registry, impl.control.executor());
   // The decision API decides on this loop; rules kept in Redis go through its own store.
   impl.service->set_loop(impl.loop.get(), &impl.clock);
+  // With or without an admin listener: an instance that serves no API still applies them.
+  impl.overrides = std::make_shared<SharedOverrideSync>(
+      impl.io, *impl.loop, impl.control.shared_store(), impl.control.executor());
+  impl.service->set_shared_overrides(impl.overrides);
   if (impl.admin && impl.options.clocks.wall != nullptr) {
     impl.sampler = std::make_shared<StatsSampler>(impl.io.get_executor(), impl.registry,
                                                   *impl.options.clocks.wall);
@@ -228,6 +234,7 @@ void AdminServer::start() {
     if (l != nullptr) impl.accept(*l);
   }
   if (impl.beacon) impl.beacon->start();
+  impl.overrides->start();
 }
 
 void AdminServer::stop() {
@@ -238,6 +245,7 @@ void AdminServer::stop() {
     impl_->stopped = true;
     if (impl_->sampler) impl_->sampler->stop();
     if (impl_->beacon) impl_->beacon->stop();
+    if (impl_->overrides) impl_->overrides->stop();
     for (Impl::Listener* l : {impl_->admin.get(), impl_->check.get()}) {
       if (l == nullptr) continue;
       sessions.insert(sessions.end(), l->sessions.begin(), l->sessions.end());

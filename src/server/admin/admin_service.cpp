@@ -139,6 +139,13 @@ Reply AdminService::delete_rule(const AdminRequest& request) {
 }
 
 Reply AdminService::counted(Reply reply) {
+  if (reply.later) {
+    reply.later = [self = shared_from_this(),
+                   later = std::move(reply.later)](std::function<void(Reply)> done) {
+      later([self, done = std::move(done)](Reply r) { done(self->counted(std::move(r))); });
+    };
+    return reply;
+  }
   (reply.status < 300 ? changes_ok_ : changes_error_).fetch_add(1, std::memory_order_relaxed);
   return reply;
 }
@@ -167,7 +174,10 @@ Reply AdminService::put(const AdminRequest& request) {
       set.rules.push_back(rule);
     } else {
       before = *it;
+      // The shared overrides are Redis's, not the rule text's (shared_overrides.hpp).
+      std::vector<config::LimitVariant> shared = std::move(it->shared_overrides);
       *it = rule;
+      if (set.storage_of(*it) == config::Storage::kRedis) it->shared_overrides = std::move(shared);
     }
     return true;
   });

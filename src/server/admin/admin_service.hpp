@@ -28,6 +28,7 @@ namespace sluice::server {
 class AccessKeeper;
 class StatsSampler;
 class InstanceBeacon;
+class SharedOverrideSync;
 struct AdminAccess;
 struct AdminRequest;
 
@@ -78,6 +79,8 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply last_change(const AdminRequest& request);
   Reply instances(const AdminRequest& request);  // GET /v1/instances (instance_beacon.hpp)
   void set_beacon(std::shared_ptr<InstanceBeacon> beacon) { beacon_ = std::move(beacon); }
+  // Where the overrides of rules kept in Redis are written (shared_override_sync.hpp).
+  void set_shared_overrides(std::shared_ptr<SharedOverrideSync> sync) { shared_ = std::move(sync); }
   // The live rates' sampler and the clock that dates changes; set before the first request.
   void set_dashboard(std::shared_ptr<StatsSampler> sampler, const core::Clock* wall) {
     sampler_ = std::move(sampler);
@@ -108,6 +111,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   boost::asio::any_io_executor config_work_;
   std::shared_ptr<StatsSampler> sampler_;
   std::shared_ptr<InstanceBeacon> beacon_;
+  std::shared_ptr<SharedOverrideSync> shared_;
   const core::Clock* wall_ = nullptr;
   LastChange last_change_;
   // A Reply whose body `work` computes on the config worker; the session waits for it.
@@ -115,8 +119,12 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply put(const AdminRequest& request);
   Reply erase(const AdminRequest& request);
   Reply check_body(const AdminRequest& request);  // :validate, on the worker
-  Reply counted(Reply reply);                     // into changes_ok_ or changes_error_
+  Reply counted(Reply reply);  // into changes_ok_ or changes_error_ (a later one once answered)
   Reply change_override(const AdminRequest& request, bool put);  // on the worker
+  // A rule kept in Redis: validated here (the worker), then written to Redis, then applied.
+  Reply change_shared_override(const config::RuleSet& rules, const config::Rule& rule,
+                               const AdminRequest& request,
+                               const std::optional<config::LimitVariant>& given);
   void remember_change(const std::string& rule, const std::optional<config::Rule>& before,
                        const std::optional<config::Rule>& after);
 

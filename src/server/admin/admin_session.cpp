@@ -131,19 +131,24 @@ asio::awaitable<beast::error_code> AdminSession::read_request(beast::flat_buffer
 }
 
 asio::awaitable<Reply> AdminSession::settle(Reply reply) {
-  if (!reply.later) co_return reply;
-  auto later = std::move(reply.later);
-  // The answer may come from another thread (the config worker): resume on our strand.
-  // The initiation is a named object, never a temporary inside the co_await: g++ 12 destroys
-  // such a lambda's captures twice (asio issue #1007), here the strand's reference count, which
-  // freed the strand under the session's next timer (found by the ASan run).
-  auto initiation = [&later, strand = stream_.get_executor()](auto handler) {
-    later([done = support::shared_handler(std::move(handler)), strand](Reply r) {
-      asio::post(strand, [done, r = std::move(r)]() mutable { done(std::move(r)); });
-    });
-  };
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
-      initiation, asio::use_awaitable);
+  // An answer may itself need more I/O (a shared override: checked on the config worker, then
+  // written to Redis on this loop): each `later` in turn.
+  while (reply.later) {
+    auto later = std::move(reply.later);
+    reply.later = nullptr;
+    // The answer may come from another thread (the config worker): resume on our strand.
+    // The initiation is a named object, never a temporary inside the co_await: g++ 12 destroys
+    // such a lambda's captures twice (asio issue #1007), here the strand's reference count,
+    // which freed the strand under the session's next timer (found by the ASan run).
+    auto initiation = [&later, strand = stream_.get_executor()](auto handler) {
+      later([done = support::shared_handler(std::move(handler)), strand](Reply r) {
+        asio::post(strand, [done, r = std::move(r)]() mutable { done(std::move(r)); });
+      });
+    };
+    reply = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Reply)>(
+        initiation, asio::use_awaitable);
+  }
+  co_return reply;
 }
 
 asio::awaitable<void> AdminSession::run() {

@@ -1,6 +1,7 @@
 // One key's override of a rule's limit on the admin listener (docs/admin-api.md, "Overrides"):
-// GET, PUT and DELETE /v1/rules/{name}/overrides/{key}, each a change of the rule's
-// `overrides` through the config store, validated and written back as a PUT of the rule is.
+// GET, PUT and DELETE /v1/rules/{name}/overrides/{key}. A local rule's is a change of its
+// `overrides`, validated and written back as a PUT of the rule is; a Redis rule's is kept in
+// Redis for every instance (shared_override_sync.hpp), never written to the file.
 #include <algorithm>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -8,7 +9,9 @@
 
 #include "admin_request.hpp"
 #include "admin_service.hpp"
+#include "shared_override_sync.hpp"
 #include "sluice/config/loader.hpp"
+#include "sluice/config/shared_overrides.hpp"
 #include "sluice/control/config_store.hpp"
 #include "sluice/core/utf8.hpp"
 #include "sluice/spec/limit_spec.hpp"
@@ -18,14 +21,40 @@ namespace {
 
 namespace json = boost::json;
 
-json::object override_json(const std::string& rule, const config::LimitVariant& v) {
-  return json::object{{"rule", rule}, {"key", v.name}, {"limit", v.limit_text}};
+json::object override_json(const std::string& rule, const config::LimitVariant& v, bool shared) {
+  return json::object{{"rule", rule}, {"key", v.name}, {"limit", v.limit_text}, {"shared", shared}};
 }
 
-std::vector<config::LimitVariant>::iterator find_override(config::Rule& rule,
-                                                          const std::string& key) {
-  return std::find_if(rule.overrides.begin(), rule.overrides.end(),
+template <typename List>
+auto find_override(List& list, const std::string& key) {
+  return std::find_if(list.begin(), list.end(),
                       [&](const config::LimitVariant& v) { return v.name == key; });
+}
+
+const config::LimitVariant* found(const std::vector<config::LimitVariant>& list,
+                                  const std::string& key) {
+  auto it = find_override(list, key);
+  return it == list.end() ? nullptr : &*it;
+}
+
+Reply no_override(const AdminRequest& request) {
+  return error_reply(404, "rule '" + request.name + "' has no override for this key", "key");
+}
+
+// What Redis answered a shared override's write, when it was not written.
+Reply not_written(engine::SharedWrite result) {
+  switch (result) {
+    case engine::SharedWrite::kNoRedis:
+      return error_reply(503, "Redis is not configured: nothing changed", "redis");
+    case engine::SharedWrite::kFull:
+      return error_reply(409,
+                         "Redis holds " + std::to_string(config::kMaxSharedOverrides) +
+                             " shared overrides, the most kept: delete one first (nothing "
+                             "changed)",
+                         "key");
+    default:
+      return error_reply(503, "Redis did not take the change: nothing changed; retry", "redis");
+  }
 }
 
 std::optional<Reply> bad_request(const AdminRequest& request) {
@@ -59,16 +88,6 @@ std::optional<config::LimitVariant> read_body(const AdminRequest& request, std::
   return config::LimitVariant{request.key, text, *spec, 0};
 }
 
-// Overrides made here would reach this instance alone; a Redis rule is shared by every one.
-std::optional<Reply> shared_rule(const config::RuleSet& set, const config::Rule& rule) {
-  if (set.storage_of(rule) != config::Storage::kRedis) return std::nullopt;
-  return error_reply(409,
-                     "rule '" + rule.name +
-                         "' is kept in Redis: set its overrides in the config of every instance "
-                         "(a change here would reach this instance only)",
-                     "name");
-}
-
 }  // namespace
 
 Reply AdminService::get_override(const AdminRequest& request) {
@@ -76,10 +95,13 @@ Reply AdminService::get_override(const AdminRequest& request) {
   const auto in_force = store_->rules();
   const config::Rule* rule = in_force->rule(request.name);
   if (rule == nullptr) return error_reply(404, "no rule named '" + request.name + "'", "name");
-  for (const config::LimitVariant& v : rule->overrides) {
-    if (v.name == request.key) return json_reply(200, override_json(rule->name, v));
+  if (const auto* v = found(rule->shared_overrides, request.key)) {
+    return json_reply(200, override_json(rule->name, *v, true));
   }
-  return error_reply(404, "rule '" + request.name + "' has no override for this key", "key");
+  if (const auto* v = found(rule->overrides, request.key)) {
+    return json_reply(200, override_json(rule->name, *v, false));
+  }
+  return no_override(request);
 }
 
 Reply AdminService::put_override(const AdminRequest& request) {
@@ -100,6 +122,11 @@ Reply AdminService::change_override(const AdminRequest& request, bool put) {
     given = read_body(request, error);
     if (!given) return error_reply(400, error, "limit");
   }
+  const auto in_force = store_->rules();
+  if (const config::Rule* rule = in_force->rule(request.name);
+      rule != nullptr && in_force->storage_of(*rule) == config::Storage::kRedis) {
+    return change_shared_override(*in_force, *rule, request, given);
+  }
   std::optional<Reply> refused;
   std::optional<config::LimitVariant> before;
   const ChangeOutcome outcome = store_->change([&](config::RuleSet& set) {
@@ -109,13 +136,11 @@ Reply AdminService::change_override(const AdminRequest& request, bool put) {
       refused = error_reply(404, "no rule named '" + request.name + "'", "name");
       return false;
     }
-    if ((refused = shared_rule(set, *rule))) return false;
-    auto it = find_override(*rule, request.key);
+    auto it = find_override(rule->overrides, request.key);
     if (it != rule->overrides.end()) before = *it;
     if (!put) {
       if (!before) {
-        refused =
-            error_reply(404, "rule '" + request.name + "' has no override for this key", "key");
+        refused = no_override(request);
         return false;
       }
       rule->overrides.erase(it);
@@ -132,7 +157,54 @@ Reply AdminService::change_override(const AdminRequest& request, bool put) {
     return change_failed(outcome);
   }
   const config::LimitVariant& shown = put ? *given : *before;
-  return json_reply(put && !before ? 201 : 200, override_json(request.name, shown));
+  return json_reply(put && !before ? 201 : 200, override_json(request.name, shown, false));
+}
+
+Reply AdminService::change_shared_override(const config::RuleSet& rules, const config::Rule& rule,
+                                           const AdminRequest& request,
+                                           const std::optional<config::LimitVariant>& given) {
+  const config::LimitVariant* was = found(rule.shared_overrides, request.key);
+  std::optional<config::LimitVariant> before;
+  if (was != nullptr) before = *was;
+  if (!given && !before) {
+    if (found(rule.overrides, request.key) == nullptr) return no_override(request);
+    return error_reply(409,
+                       "the override of this key is in the config file: change it there (the "
+                       "API's overrides of a rule kept in Redis are kept in Redis)",
+                       "key");
+  }
+  if (given) {
+    // Checked as the whole rule set would be with it, before Redis holds it for everyone.
+    config::RuleSet next = rules;
+    auto& list = next.rules[static_cast<std::size_t>(&rule - rules.rules.data())].shared_overrides;
+    std::erase_if(list, [&](const config::LimitVariant& v) { return v.name == request.key; });
+    list.push_back(*given);
+    control::ChangeOutcome checked;
+    checked.errors = config::validate(next, store_->file_name());
+    if (!checked.errors.empty()) {
+      checked.kind = control::ChangeOutcome::Kind::kInvalid;
+      return change_failed(checked);
+    }
+  }
+  if (!shared_) return not_written(engine::SharedWrite::kNoRedis);
+  Reply reply;
+  reply.later = [sync = shared_, name = rule.name, key = request.key, given,
+                 before](std::function<void(Reply)> done) {
+    std::optional<std::string> limit;
+    if (given) limit = given->limit_text;
+    sync->write(name, key, limit,
+                [name, given, before, done = std::move(done)](engine::SharedWrite result,
+                                                              const control::ChangeOutcome& o) {
+                  if (result != engine::SharedWrite::kDone) return done(not_written(result));
+                  if (o.kind != control::ChangeOutcome::Kind::kApplied &&
+                      o.kind != control::ChangeOutcome::Kind::kUnchanged) {
+                    return done(change_failed(o));
+                  }
+                  const config::LimitVariant& shown = given ? *given : *before;
+                  done(json_reply(given && !before ? 201 : 200, override_json(name, shown, true)));
+                });
+  };
+  return reply;
 }
 
 }  // namespace sluice::server

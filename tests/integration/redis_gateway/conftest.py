@@ -56,7 +56,7 @@ class Gateway(ServeProcess):
         self.gateway_port, self.admin_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.gateway_port}"
         self.admin = f"http://127.0.0.1:{self.admin_port}"
-        path = tmp_path / "sluice.yaml"
+        path = self.config_path = tmp_path / "sluice.yaml"
         path.write_text(config.format(gateway=self.gateway_port, admin=self.admin_port,
                                       redis=redis_url))
         super().__init__(tmp_path, ["--config", str(path)],

@@ -54,22 +54,34 @@ TEST(ScriptBatch, ArgvIsProtocolTimeLimitsThenRequests) {
   EXPECT_EQ(b.add_key("sluice:{r:a}:fixed-window"), k1);  // listed once
   b.add_request(RequestKind::kDecide, 2, 0, {{limit, k1}});
   b.add_request(RequestKind::kTake, 10, core::kForever, {{limit, k2}}, 7 * core::kNanosPerSecond);
-  const std::vector<std::string> want = {"1",          "5",
+  const std::vector<std::string> want = {"2",   "5",
                                          "250",  // protocol, now
-                                         "1",          "fixed-window",
-                                         "2",          "3",
-                                         "1000000000",  // one limit
-                                         "d",          "",
-                                         "",           "2",
-                                         "0",          "1",
-                                         "1",          "1",  // decide cost 2 at the batch's now
-                                         "t",          "7",
-                                         "0",          "10",
-                                         "-1",         "1",
-                                         "1",          "2"};  // take 10 at 7 s, forever = -1
+                                         "1",   "fixed-window",
+                                         "",    "2",
+                                         "3",   "1000000000",  // one limit, no flags
+                                         "d",   "",
+                                         "",    "2",
+                                         "0",   "1",
+                                         "1",   "1",  // decide cost 2 at the batch's now
+                                         "t",   "7",
+                                         "0",   "10",
+                                         "-1",  "1",
+                                         "1",   "2"};  // take 10 at 7 s, forever = -1
   EXPECT_EQ(b.args(), want);
   EXPECT_EQ(b.keys().size(), 2u);
   EXPECT_EQ(b.limits_per_request(), (std::vector<int>{1, 1}));
+}
+
+TEST(ScriptBatch, ALimitThatCountsDenialsCarriesFlagD) {
+  ScriptBatch b(ScriptTime{});
+  ScriptLimit l = script_limit(parse("gcra:rate=1/s,burst=0"));
+  l.count_denied = true;
+  b.add_limit(l);
+  const auto args = b.args();
+  ASSERT_GE(args.size(), 7u);
+  EXPECT_EQ(args[4], "gcra");
+  EXPECT_EQ(args[5], "d");
+  EXPECT_EQ(args[6], std::to_string(l.params.size()));
 }
 
 TEST(ScriptBatch, AKeyIsListedOnceInALargeBatchToo) {

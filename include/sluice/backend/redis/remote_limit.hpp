@@ -38,6 +38,9 @@ struct RemoteLimitOptions {
   core::Nanos lease_ttl = 100 * core::kNanosPerMilli;
   // Concurrency limits: how long Redis keeps a lease whose holder never released it.
   core::Nanos concurrency_lease_ttl = 60 * core::kNanosPerSecond;
+  // A refused request is charged as if admitted (a rule's count_denied), in Redis and by the
+  // local fallback alike; its denials are never answered from the denial cache.
+  bool count_denied = false;
   // Memory of the local fallback's table.
   std::size_t fallback_memory = 4u << 20;
 };

@@ -26,6 +26,8 @@ inline constexpr std::int64_t kScriptExact = std::int64_t{1} << 53;
 struct ScriptLimit {
   std::string algorithm;
   std::vector<std::string> params;
+  // A refused request is charged all the same (a rule's count_denied): flag "d" on the wire.
+  bool count_denied = false;
 };
 
 // `lease_ttl` is how long a concurrency lease lives in Redis if its holder never releases it

@@ -1,12 +1,14 @@
 -- Sluice's Redis script, last part: reads a batch of decisions from KEYS/ARGV, decides each
 -- request in order with the algorithm modules, and writes the states that changed.
 --
--- ARGV (protocol 1; the C++ codec, src/backend/redis/script_codec.cpp, writes it):
---   1 "1"            protocol version
+-- ARGV (protocol 2; the C++ codec, src/backend/redis/script_codec.cpp, writes it):
+--   1 "2"            protocol version
 --   2 now_sec        "" = use Redis's TIME (the daemon); else virtual time (replay)
 --   3 now_ns         0..999999999
 --   4 L              number of limit definitions, then L times:
---                      algorithm name, n, n parameter numbers (the C++ Params field order)
+--                      algorithm name, flags, n, n parameter numbers (the C++ Params field
+--                      order); flags: "d" = a refused request is charged as if admitted
+--                      (count_denied, core/denied_charge.hpp), "" = none
 --   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
 --                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
@@ -30,10 +32,11 @@
 --   backend does, so both backends share one combination rule.
 -- A request is committed when all its limits allow it, or when it has one limit whose
 -- reference changes its state on a denial (x/time/rate's cancelled reservation). A key never
--- committed is never written, so a first request that is denied leaves nothing behind.
+-- committed is never written, so a first request that is denied leaves nothing behind; a
+-- refused decision writes the limits that count denials (flag "d") with their charged state.
 
-if ARGV[1] ~= '1' then
-  return redis.error_reply('ERR sluice script: protocol ' .. tostring(ARGV[1]) .. ', this script speaks 1')
+if ARGV[1] ~= '2' then
+  return redis.error_reply('ERR sluice script: protocol ' .. tostring(ARGV[1]) .. ', this script speaks 2')
 end
 local virtual = ARGV[2] ~= ''
 if virtual then
@@ -51,15 +54,20 @@ local limits = {}
 local n_limits = tonumber(ARGV[i]); i = i + 1
 for l = 1, n_limits do
   local name = ARGV[i]
-  local n = tonumber(ARGV[i + 1])
-  i = i + 2
+  local flags = ARGV[i + 1]
+  local n = tonumber(ARGV[i + 2])
+  i = i + 3
   if ALG[name] == nil and LAZY[name] ~= nil then LAZY[name]() end
   local alg = ALG[name]
   if alg == nil then return redis.error_reply('ERR sluice script: no algorithm ' .. tostring(name)) end
   local a = {}
   for k = 1, n do a[k] = tonumber(ARGV[i + k - 1]) end
   i = i + n
-  limits[l] = { alg = alg, p = alg.params(a) }
+  local count_denied = flags == 'd'
+  if count_denied and alg.charge_denied == nil then
+    return redis.error_reply('ERR sluice script: ' .. name .. ' does not count denials')
+  end
+  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied }
 end
 
 -- Virtual time is not Redis's clock: a state's time-to-live is kept at least an hour, so
@@ -161,17 +169,24 @@ while i <= n_args do
     else
       return redis.error_reply('ERR sluice script: request kind ' .. tostring(kind) .. ' does not apply to this algorithm')
     end
-    steps[j] = { ki = ki, L = L, d = d, next_state = next_state, cod = commit_on_denial, extra = extra or 0 }
+    steps[j] = { ki = ki, L = L, d = d, next_state = next_state, cod = commit_on_denial,
+                 extra = extra or 0, current = current }
     if not d.allowed then all = false end
   end
   -- take, release and renew always write (a take that granted nothing leaves the state as it was).
   local commit = all or (m == 1 and (steps[1].cod or kind ~= 'd'))
   if kind == 'p' or kind == 'x' then commit = false end
   if kind == 'w' and steps[1].extra == 0 then commit = false end -- nothing held: nothing to write
+  -- Refused: the limits that count refusals are charged all the same (local::decide_all).
+  local charge = not commit and kind == 'd'
   for j = 1, m do
     local st = steps[j]
     if commit then
       states[st.ki] = st.next_state
+      frames[st.ki] = T.now_sec
+      owner[st.ki] = st.L
+    elseif charge and st.L.count_denied and not st.d.overflow then
+      states[st.ki] = st.L.alg.charge_denied(st.L.p, st.current, now, cost)
       frames[st.ki] = T.now_sec
       owner[st.ki] = st.L
     end

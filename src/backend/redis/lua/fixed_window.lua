@@ -1,5 +1,5 @@
 -- fixed-window (core/fixed_window.hpp): windows at multiples of `window` from t=0; allowed iff
--- the window's count plus the cost stays within `limit`; denials do not count.
+-- the window's count plus the cost stays within `limit`; denials count only with flag "d".
 --
 -- Params (C++ field order): limit, window_ns. State: the window's start (ns, frame-relative)
 -- and its count; the start is stored instead of the index so it shifts with the frame.
@@ -26,6 +26,14 @@ LAZY['fixed-window'] = function()
       local retry = reset
       if cost > p.limit then retry = NEVER end
       return denied(retry, p.limit - count, reset, p.limit), s, false
+    end,
+
+    -- count_denied (core::DeniedCharge<FixedWindow>): the window fills, to its limit at most.
+    charge_denied = function(p, s, now, cost)
+      local start = now - now_phase(p.window)
+      local count = 0
+      if s.start == start then count = s.count end
+      return { start = start, count = math.min(p.limit, count + cost) }
     end,
 
     encode = function(p, s) return { s.start, s.count } end,

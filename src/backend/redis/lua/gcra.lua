@@ -75,6 +75,17 @@ LAZY['gcra'] = function()
     encode = function(p, s) return { s.tat } end,
     decode = function(p, f, shift_sec) return { tat = f[1] + shift_sec * NS_PER_SEC } end,
 
+    -- count_denied (core::DeniedCharge<Gcra>): the TAT moves on by cost intervals as if
+    -- admitted, to at most now + 2 x tolerance (one capacity of debt).
+    charge_denied = function(p, s, now, cost)
+      local cap = now + 2 * p.tolerance
+      local tat = math.max(s.tat, now)
+      if tat >= cap then return { tat = math.max(s.tat, cap) } end
+      local room = cap - tat
+      if cost > idiv(room, p.interval) then return { tat = cap } end
+      return { tat = tat + cost * p.interval }
+    end,
+
     -- Idle once the TAT has passed.
     ttl = function(p, s, now) return s.tat - now end,
   }

@@ -126,6 +126,13 @@ LAZY['sliding-window'] = function()
     return 0, d, s0
   end
 
+  -- count_denied (core::DeniedCharge<SlidingWindow>): curr fills, to the limit at most, and
+  -- carries into the next window's weighted share.
+  M.charge_denied = function(p, s0, now, cost)
+    local s = roll(p, s0, now - now_phase(p.window))
+    return { start = s.start, prev = s.prev, curr = math.min(p.limit, s.curr + cost) }
+  end
+
   M.encode = function(p, s) return { s.start, s.prev, s.curr } end
   M.decode = function(p, f, shift_sec)
     return { start = f[1] + shift_sec * NS_PER_SEC, prev = f[2], curr = f[3] }

@@ -85,6 +85,14 @@ LAZY['token-bucket'] = function()
     -- bisection over decide itself finds it), charged exactly as that AllowN charges them.
     take = function(p, s, now, want) return take_largest(decide, p, s, now, math.min(want, p.burst)) end,
 
+    -- count_denied (core::DeniedCharge<TokenBucket>): the tokens are taken though refused,
+    -- down to minus the burst; `last` is the later of the state's and now.
+    charge_denied = function(p, s, now, cost)
+      local tokens = math.max(advance(p, s, now) - cost, -p.burst)
+      if s.sec > 0 or (s.sec == 0 and s.ns > now) then return { tokens = tokens, sec = s.sec, ns = s.ns } end
+      return at(tokens, now)
+    end,
+
     encode = function(p, s) return { s.tokens, s.sec, s.ns } end,
     decode = function(p, f, shift_sec) return { tokens = f[1], sec = f[2] + shift_sec, ns = f[3] } end,
 
