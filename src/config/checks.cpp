@@ -263,10 +263,10 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
     }
     return;
   }
-  if (r.block) {
+  if (r.block && rs.redis_options_of(r).lease > 0) {
     fail("on_deny",
-         "blocks are kept only for local rules (storage: local), not yet in Redis; "
-         "remove on_deny or use storage: local");
+         "a leased rule refuses from permits taken ahead, which cannot block the key in Redis; "
+         "use lease: 0 (exact) or remove on_deny");
   }
   if (r.on_change != OnChange::kKeep) {
     fail("on_change",

@@ -24,6 +24,7 @@ Placement placement_of(const config::RuleSet& rules, const config::Rule& rule,
   }
   auto remote = remote_options(rules.redis_options_of(rule), rule.permit_ttl);
   remote.count_denied = rule.count_denied;
+  remote.block = rule.block.value_or(0);
   return {rules.memory, std::move(remote), {}, wall};
 }
 

@@ -1,5 +1,5 @@
 // One key of a rule looked at or reset (ask.hpp: KeyAsk): in the rule's table here, or by the
-// script in Redis (request kinds p and x). Nothing is charged and no counter moves.
+// script in Redis (request kinds p, x, b and u). Nothing is charged and no counter moves.
 #include <variant>
 
 #include "internal.hpp"
@@ -68,6 +68,20 @@ Progress report_key(const CompiledRule& rule, const CompiledLimit& limit, const 
   return Progress::kDone;
 }
 
+using backend::redis::RequestKind;
+RequestKind redis_kind(KeyOp op) {
+  switch (op) {
+    case KeyOp::kReset:
+      return RequestKind::kReset;
+    case KeyOp::kBlock:
+      return RequestKind::kBlockPeek;
+    case KeyOp::kUnblock:
+      return RequestKind::kUnblock;
+    default:
+      return RequestKind::kPeek;
+  }
+}
+
 }  // namespace
 
 Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outcome& out) {
@@ -78,7 +92,8 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
   }
   // A key's override holds its state; a tier's cannot be told from the key alone: the default.
   const CompiledLimit& limit = rule->limit_for(a.key, std::nullopt);
-  if (a.op == KeyOp::kBlock || a.op == KeyOp::kUnblock) {
+  const bool blocks_in_redis = limit.in_redis() && rule->rule.block;
+  if ((a.op == KeyOp::kBlock || a.op == KeyOp::kUnblock) && !blocks_in_redis) {
     if (!limit.blocks) {
       refuse(out, ErrorKind::kNoBlocks,
              "rule '" + std::string(a.rule) + "' blocks no keys (it has no on_deny: block)");
@@ -111,8 +126,7 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     part.applied.push_back(0);
     part.query.items.push_back(remote_item(limit, std::string(a.key), 0));
     part.query.cost = 0;
-    part.query.kind = a.op == KeyOp::kReset ? backend::redis::RequestKind::kReset
-                                            : backend::redis::RequestKind::kPeek;
+    part.query.kind = redis_kind(a.op);
     remote_of(out) = std::move(remote);
     return Progress::kPending;
   }

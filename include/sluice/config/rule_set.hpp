@@ -201,7 +201,8 @@ struct Rule {
   // (about 200 bytes each); one more is refused. Redis rules keep theirs in Redis.
   std::int64_t max_permits = kDefaultMaxPermits;
   // on_deny: {block: D}: a key this rule refuses is refused for D from then on, without
-  // deciding the limit (a ban). Unset: no block. Local, rate rules only (checks.cpp).
+  // deciding the limit (a ban). Unset: no block. Rate rules only (checks.cpp); a Redis rule's
+  // block is kept in Redis, for every instance.
   std::optional<core::Nanos> block;
   // `tier: header:X-Plan` and `tiers: {free: ..., pro: ...}`: the attribute whose value names
   // the tier (read in the gateway only from trusted_proxies peers). `tiers` holds every tier,

@@ -1,6 +1,7 @@
 // RemoteLimit (sluice/backend/redis/remote_limit.hpp): naming, the fallback's scaled spec.
 #include "sluice/backend/redis/remote_limit.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sluice/core/rate.hpp"
@@ -91,6 +92,11 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
         "count_denied: a leased limit refuses from permits taken ahead, which cannot charge "
         "Redis for a refusal; use lease: 0 (exact)");
   }
+  if (options.block > 0 && options.lease > 0) {
+    return core::make_error(
+        "on_deny: a leased limit refuses from permits taken ahead, which cannot block the key "
+        "in Redis; use lease: 0 (exact)");
+  }
   if (options.lease > 0) {
     const auto& a = spec.algorithm;
     // leaky-bucket's grants carry nginx's delay, which permits spent later cannot honour.
@@ -113,6 +119,10 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
   out->name_ = std::move(name);
   out->script_ = script_limit(spec, options.concurrency_lease_ttl);
   out->script_.count_denied = options.count_denied;
+  // Whole milliseconds, at least one (PX): a block is a wait the client is told in seconds.
+  if (options.block > 0) {
+    out->script_.block_ms = std::max<std::int64_t>(1, options.block / core::kNanosPerMilli);
+  }
   out->spec_ = std::move(spec);
   out->options_ = options;
   return std::shared_ptr<const RemoteLimit>(std::move(out));

@@ -135,7 +135,9 @@ ScriptBatch::ScriptBatch(ScriptTime time) {
 
 int ScriptBatch::add_limit(const ScriptLimit& limit) {
   limits_.push_back(limit.algorithm);
-  limits_.emplace_back(limit.count_denied ? "d" : "");
+  std::string flags = limit.count_denied ? "d" : "";
+  if (limit.block_ms > 0) flags += "b" + std::to_string(limit.block_ms);
+  limits_.push_back(std::move(flags));
   limits_.push_back(std::to_string(limit.params.size()));
   limits_.insert(limits_.end(), limit.params.begin(), limit.params.end());
   return ++limit_count_;

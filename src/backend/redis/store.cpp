@@ -63,7 +63,12 @@ constexpr std::size_t kPoolSweepAt = 1 << 16;
 
 bool is_concurrency(const RemoteLimit& l) { return l.spec().algorithm == "concurrency"; }
 
-bool looks_only(RequestKind k) { return k == RequestKind::kPeek || k == RequestKind::kReset; }
+bool looks_only(RequestKind k) {
+  return k == RequestKind::kPeek || k == RequestKind::kReset || k == RequestKind::kBlockPeek ||
+         k == RequestKind::kUnblock;
+}
+// A reset or an unblock: the refusals every loop kept of the key are forgotten.
+bool forgets(RequestKind k) { return k == RequestKind::kReset || k == RequestKind::kUnblock; }
 
 core::Decision leased(std::int64_t remaining) {
   return core::Decision{true, 0, remaining, 0, 0, -1};
@@ -168,7 +173,7 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
       finish(job);
       return;
     }
-    if (job->query.kind == RequestKind::kReset) items[0].limit->count_reset();
+    if (forgets(job->query.kind)) items[0].limit->count_reset();
     Part part;
     part.job = job;
     part.items = {0};
@@ -362,7 +367,7 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
         p.job->seen = a.limits[j].extra != 0;
         // A refusal a loop kept from before the reset, or kept while it was on its way, is
         // forgotten (every loop's, through the limit's count).
-        if (p.kind == RequestKind::kReset) item.limit->count_reset();
+        if (forgets(p.kind)) item.limit->count_reset();
         continue;
       }
       if (p.items.size() == 1 && p.max_wait == 0) {

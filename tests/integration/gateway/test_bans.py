@@ -63,8 +63,8 @@ def test_the_rule_api_shows_and_takes_on_deny(sluice, upstreams):
     assert requests.get(f"{s.admin}/v1/rules/login", timeout=10).json()["on_deny"] == {"block": "1m"}
 
 
-def test_check_config_refuses_a_block_on_a_rule_kept_in_redis(upstreams, tmp_path):
-    rule = BANNED + "    storage: redis\n"
+def test_check_config_refuses_a_block_on_a_leased_redis_rule(upstreams, tmp_path):
+    rule = BANNED + "    storage: redis\n    lease: 10\n"
     text = gateway_config([upstreams(1).address], rules=rule, route_rules="[login]",
                           extra='redis: {{url: "redis://127.0.0.1:6379"}}')
     path = tmp_path / "bad.yaml"
@@ -72,4 +72,5 @@ def test_check_config_refuses_a_block_on_a_rule_kept_in_redis(upstreams, tmp_pat
     out = subprocess.run([sluice_binary(), "check-config", str(path)], capture_output=True,
                          text=True)
     assert out.returncode != 0
-    assert "field 'on_deny': blocks are kept only for local rules" in out.stderr, out.stderr
+    assert "field 'on_deny': a leased rule refuses from permits taken ahead" in out.stderr, \
+        out.stderr

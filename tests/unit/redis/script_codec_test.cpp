@@ -84,6 +84,20 @@ TEST(ScriptBatch, ALimitThatCountsDenialsCarriesFlagD) {
   EXPECT_EQ(args[6], std::to_string(l.params.size()));
 }
 
+TEST(ScriptBatch, ALimitThatBlocksCarriesItsBlockInMillisecondsAfterD) {
+  ScriptBatch b(ScriptTime{});
+  ScriptLimit l = script_limit(parse("gcra:rate=1/s,burst=0"));
+  l.block_ms = 600000;  // on_deny: {block: 10m}
+  b.add_limit(l);
+  l.count_denied = true;
+  b.add_limit(l);
+  const auto args = b.args();
+  const std::size_t second = 7 + l.params.size();
+  ASSERT_GE(args.size(), second + 2);
+  EXPECT_EQ(args[5], "b600000");
+  EXPECT_EQ(args[second + 1], "db600000");
+}
+
 TEST(ScriptBatch, AKeyIsListedOnceInALargeBatchToo) {
   // 10,000 keys (an RLS request's descriptors), each added twice: past the scan, by hash.
   ScriptBatch b(ScriptTime{});

@@ -41,6 +41,9 @@ struct RemoteLimitOptions {
   // A refused request is charged as if admitted (a rule's count_denied), in Redis and by the
   // local fallback alike; its denials are never answered from the denial cache.
   bool count_denied = false;
+  // A key it refuses is blocked this long, in Redis for every instance (a rule's on_deny:
+  // block); 0 = no blocks.
+  core::Nanos block = 0;
   // Memory of the local fallback's table.
   std::size_t fallback_memory = 4u << 20;
 };

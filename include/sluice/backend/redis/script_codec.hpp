@@ -28,6 +28,8 @@ struct ScriptLimit {
   std::vector<std::string> params;
   // A refused request is charged all the same (a rule's count_denied): flag "d" on the wire.
   bool count_denied = false;
+  // A key it refuses is blocked this long (a rule's on_deny: block): flag "bMS"; 0 = never.
+  std::int64_t block_ms = 0;
 };
 
 // `lease_ttl` is how long a concurrency lease lives in Redis if its holder never releases it
@@ -35,12 +37,14 @@ struct ScriptLimit {
 ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl = 0);
 
 enum class RequestKind : char {
-  kDecide = 'd',   // decide (concurrency: acquire a lease)
-  kTake = 't',     // take up to `cost` permits (leasing); one limit
-  kRelease = 'r',  // release the concurrency lease whose id is `cost`; one limit
-  kRenew = 'w',    // renew that lease for another lease_ttl; one limit; extra 1 if held
-  kPeek = 'p',     // the key's state without charging it (core/peek.hpp); one limit
-  kReset = 'x',    // forget the key (DEL), then its state as kPeek says; one limit
+  kDecide = 'd',     // decide (concurrency: acquire a lease)
+  kTake = 't',       // take up to `cost` permits (leasing); one limit
+  kRelease = 'r',    // release the concurrency lease whose id is `cost`; one limit
+  kRenew = 'w',      // renew that lease for another lease_ttl; one limit; extra 1 if held
+  kPeek = 'p',       // the key's state without charging it (core/peek.hpp); one limit
+  kReset = 'x',      // forget the key (DEL), then its state as kPeek says; one limit
+  kBlockPeek = 'b',  // the key's block (on_deny: block): refused until it ends; one limit
+  kUnblock = 'u',    // lift the key's block; one limit; extra 1 when it was blocked
 };
 
 // The clock a batch decides at: Redis's own TIME (every instance shares it) or a given

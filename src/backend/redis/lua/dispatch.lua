@@ -8,7 +8,8 @@
 --   4 L              number of limit definitions, then L times:
 --                      algorithm name, flags, n, n parameter numbers (the C++ Params field
 --                      order); flags: "d" = a refused request is charged as if admitted
---                      (count_denied, core/denied_charge.hpp), "" = none
+--                      (count_denied, core/denied_charge.hpp); "bMS" = a key it refuses is
+--                      blocked MS milliseconds (on_deny: block), in KEY..":block"; "" = none
 --   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
 --                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
@@ -23,6 +24,10 @@
 --                         passes); one limit; never writes; `extra` 1 when the key is stored
 --                      x  reset: DEL the key, then answer as p does for a new key; `extra` 1
 --                         when the key was stored
+--                      b  the key's block: refused until it ends when blocked; one limit;
+--                         never writes; `extra` 1 when blocked
+--                      u  unblock: DEL the key's block, then answer admitted; `extra` 1 when
+--                         it was blocked
 --                      at_sec/at_ns: this request's own instant ("" = the batch's), so one call
 --                      can carry a stretch of a replayed trace
 -- KEYS: each state key once; a key belongs to one limit.
@@ -63,11 +68,12 @@ for l = 1, n_limits do
   local a = {}
   for k = 1, n do a[k] = tonumber(ARGV[i + k - 1]) end
   i = i + n
-  local count_denied = flags == 'd'
+  local count_denied = string.find(flags, 'd', 1, true) ~= nil
   if count_denied and alg.charge_denied == nil then
     return redis.error_reply('ERR sluice script: ' .. name .. ' does not count denials')
   end
-  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied }
+  local block_ms = tonumber(string.match(flags, 'b(%d+)'))
+  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied, block_ms = block_ms }
 end
 
 -- Virtual time is not Redis's clock: a state's time-to-live is kept at least an hour, so
@@ -94,6 +100,12 @@ local function peek(L, s, now)
   if one.allowed then out.delay = one.delay else out.retry_after = one.retry_after end
   out.overflow = d.overflow or one.overflow
   return out
+end
+
+-- A blocked key's refusal (engine/block_table.hpp: blocked_decision): `left_ms` to go.
+local function blocked(L, s, now, left_ms)
+  local left = left_ms * 1000000
+  return decision(false, 0, 0, left, left, L.alg.decide(L.p, s, now, 0, 0).limit)
 end
 
 local states = {}   -- key index -> state, or false for a key not stored
@@ -127,6 +139,7 @@ while i <= n_args do
   i = i + 6
   local steps = {}
   local all = true
+  local any_blocked = false  -- a blocked key is refused undecided: nothing charged, no new block
   for j = 1, m do
     local L = limits[tonumber(ARGV[i])]
     local ki = tonumber(ARGV[i + 1])
@@ -147,6 +160,10 @@ while i <= n_args do
     end
     local current = s or L.alg.start(L.p, now)
     local d, next_state, commit_on_denial, extra
+    local block_left = 0
+    if L.block_ms and (kind == 'd' or kind == 'b' or kind == 'u') then
+      block_left = redis.call('PTTL', KEYS[ki] .. ':block')
+    end
     if kind == 'x' then
       extra = redis.call('DEL', KEYS[ki])
       states[ki] = false
@@ -156,6 +173,13 @@ while i <= n_args do
     if kind == 'p' or kind == 'x' then
       d = peek(L, current, now)
       if kind == 'p' then extra = s and 1 or 0 end
+    elseif (kind == 'b' or kind == 'u') and L.block_ms then
+      extra = block_left > 0 and 1 or 0
+      if kind == 'u' and extra == 1 then redis.call('DEL', KEYS[ki] .. ':block') end
+      if kind == 'b' and extra == 1 then d = blocked(L, current, now, block_left)
+      else d = decision(true, 0, -1, 0, 0, -1) end
+    elseif kind == 'd' and block_left > 0 then
+      d = blocked(L, current, now, block_left)
     elseif kind == 'd' then
       d, next_state, commit_on_denial, extra = L.alg.decide(L.p, current, now, cost, max_wait)
     elseif kind == 't' and L.alg.take ~= nil then
@@ -170,17 +194,26 @@ while i <= n_args do
       return redis.error_reply('ERR sluice script: request kind ' .. tostring(kind) .. ' does not apply to this algorithm')
     end
     steps[j] = { ki = ki, L = L, d = d, next_state = next_state, cod = commit_on_denial,
-                 extra = extra or 0, current = current }
+                 extra = extra or 0, current = current, blocked = block_left > 0 }
     if not d.allowed then all = false end
+    if block_left > 0 then any_blocked = true end
   end
   -- take, release and renew always write (a take that granted nothing leaves the state as it was).
   local commit = all or (m == 1 and (steps[1].cod or kind ~= 'd'))
-  if kind == 'p' or kind == 'x' then commit = false end
+  if kind == 'p' or kind == 'x' or kind == 'b' or kind == 'u' or any_blocked then commit = false end
   if kind == 'w' and steps[1].extra == 0 then commit = false end -- nothing held: nothing to write
   -- Refused: the limits that count refusals are charged all the same (local::decide_all).
-  local charge = not commit and kind == 'd'
+  local charge = not commit and kind == 'd' and not any_blocked
   for j = 1, m do
     local st = steps[j]
+    -- A refusal by a limit that blocks starts the key's block; the wait is the block's when
+    -- that is longer (engine/block_table.hpp: start_block).
+    if charge and st.L.block_ms and not st.d.allowed and not st.d.overflow then
+      redis.call('SET', KEYS[st.ki] .. ':block', '1', 'PX', st.L.block_ms)
+      local block = st.L.block_ms * 1000000
+      if st.d.retry_after ~= NEVER and st.d.retry_after < block then st.d.retry_after = block end
+      if st.d.reset_after < block then st.d.reset_after = block end
+    end
     if commit then
       states[st.ki] = st.next_state
       frames[st.ki] = T.now_sec
