@@ -23,10 +23,14 @@ void SharedOverrideSync::start() {
 }
 
 void SharedOverrideSync::stop() {
-  asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+  asio::post(timer_.get_executor(), [self = shared_from_this()] {
+    self->stopped_ = true;  // a read still on its way arms no timer after this
+    self->timer_.cancel();
+  });
 }
 
 void SharedOverrideSync::arm() {
+  if (stopped_) return;
   timer_.expires_after(std::chrono::milliseconds(engine::kSharedOverridesPollMs));
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->poll();

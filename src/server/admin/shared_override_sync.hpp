@@ -46,6 +46,7 @@ class SharedOverrideSync : public std::enable_shared_from_this<SharedOverrideSyn
   boost::asio::any_io_executor config_work_;
   boost::asio::steady_timer timer_;
   std::string generation_;  // the admin loop's: the one read last ("" before the first)
+  bool stopped_ = false;    // the admin loop's
   mutable std::mutex mutex_;
   std::shared_ptr<const config::SharedOverrides> shared_;  // Redis's set, as read or written
   std::uint64_t revision_ = 0;                             // bumped whenever shared_ is replaced
