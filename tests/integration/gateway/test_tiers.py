@@ -87,7 +87,7 @@ def test_an_override_put_through_the_admin_api_applies_at_once_and_is_written_ba
     put = requests.put(url, json={"limit": "token-bucket:rate=1/m,burst=9"}, timeout=10)
     assert put.status_code == 201, put.text
     assert put.json() == {"rule": "plan", "key": "customer-42",
-                          "limit": "token-bucket:rate=1/m,burst=9"}
+                          "limit": "token-bucket:rate=1/m,burst=9", "shared": False}
     assert requests.get(url, timeout=10).json()["limit"] == "token-bucket:rate=1/m,burst=9"
     assert admitted(s.gateway_port, "127.0.0.2", {"X-User": "customer-42"}) == 9
 
