@@ -107,10 +107,15 @@ bool has_shared_overrides(const RuleSet& rules, const SharedOverrides& shared) {
   });
 }
 
+void keep_shared_overrides(const RuleSet& set, const Rule& from, Rule& to) {
+  if (to.shared_overrides.empty() && set.storage_of(to) == Storage::kRedis) {
+    to.shared_overrides = from.shared_overrides;
+  }
+}
+
 void keep_shared_overrides(const RuleSet& from, RuleSet& to) {
   for (Rule& r : to.rules) {
-    if (!r.shared_overrides.empty() || to.storage_of(r) != Storage::kRedis) continue;
-    if (const Rule* before = from.rule(r.name)) r.shared_overrides = before->shared_overrides;
+    if (const Rule* before = from.rule(r.name)) keep_shared_overrides(to, *before, r);
   }
 }
 

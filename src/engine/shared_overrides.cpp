@@ -72,9 +72,9 @@ void Loop::read_shared_overrides(const std::string& known,
     boost::asio::post(io_, [done = std::move(done)] { done(std::nullopt); });
     return;
   }
-  const std::string hash(config::kSharedOverridesHash);
-  store_->command({"EVAL", kRead, "2", hash, std::string(config::kSharedOverridesGeneration), known,
-                   std::to_string(config::kMaxSharedOverrides)},
+  const std::string hash(kSharedOverridesHash);
+  store_->command({"EVAL", kRead, "2", hash, std::string(kSharedOverridesGeneration), known,
+                   std::to_string(kMaxSharedOverrides)},
                   hash, [done = std::move(done)](redis::Outcome o) {
                     const redis::Reply* r = reply_of(o);
                     done(r != nullptr ? read_of(*r) : std::nullopt);
@@ -89,14 +89,14 @@ void Loop::write_shared_override(const std::string& rule, const std::string& key
     boost::asio::post(io_, [done = std::move(done)] { done(SharedWrite::kNoRedis, ""); });
     return;
   }
-  const std::string hash(config::kSharedOverridesHash);
+  const std::string hash(kSharedOverridesHash);
   std::vector<std::string> args{"EVAL",
                                 kWrite,
                                 "2",
                                 hash,
-                                std::string(config::kSharedOverridesGeneration),
+                                std::string(kSharedOverridesGeneration),
                                 config::shared_override_field(rule, key),
-                                std::to_string(config::kMaxSharedOverrides)};
+                                std::to_string(kMaxSharedOverrides)};
   if (limit) args.push_back(*limit);
   store_->command(std::move(args), hash, [done = std::move(done)](redis::Outcome o) {
     const redis::Reply* r = reply_of(o);

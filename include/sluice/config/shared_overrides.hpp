@@ -13,14 +13,8 @@
 
 namespace sluice::config {
 
-// The Redis hash of every shared override (one hash tag: one slot of a cluster), its fields
-// "RULE/KEY" (a rule's name has no '/'), its values the limit text; and the counter bumped by
-// every change, which instances poll to know when to read the hash again.
-inline constexpr std::string_view kSharedOverridesHash = "sluice:{overrides}";
-inline constexpr std::string_view kSharedOverridesGeneration = "sluice:{overrides}:gen";
-// The most shared overrides kept: a PUT beyond it is refused, a larger hash is not read.
-inline constexpr std::size_t kMaxSharedOverrides = 10000;
-
+// Where Redis keeps them is the engine's (engine/shared_overrides.hpp); their form here: one
+// entry per override, "RULE/KEY" (a rule's name has no '/') -> the limit text.
 std::string shared_override_field(std::string_view rule, std::string_view key);
 
 // The rule's overrides in force: its file ones, each replaced by a shared one of the same key,
@@ -52,5 +46,7 @@ bool has_shared_overrides(const RuleSet& rules, const SharedOverrides& shared);
 // A rule set about to replace `from` (a reload, a PUT of the rule) keeps the shared overrides
 // of the rules still kept in Redis: they are Redis's, not the file's.
 void keep_shared_overrides(const RuleSet& from, RuleSet& to);
+// The same for one rule of `set`: `to` replaces `from`.
+void keep_shared_overrides(const RuleSet& set, const Rule& from, Rule& to);
 
 }  // namespace sluice::config

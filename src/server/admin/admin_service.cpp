@@ -21,6 +21,7 @@
 #include "rls_handlers.hpp"
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_json.hpp"
+#include "sluice/config/shared_overrides.hpp"
 #include "sluice/control/config_store.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/proto/http/field_values.hpp"
@@ -174,10 +175,9 @@ Reply AdminService::put(const AdminRequest& request) {
       set.rules.push_back(rule);
     } else {
       before = *it;
-      // The shared overrides are Redis's, not the rule text's (shared_overrides.hpp).
-      std::vector<config::LimitVariant> shared = std::move(it->shared_overrides);
-      *it = rule;
-      if (set.storage_of(*it) == config::Storage::kRedis) it->shared_overrides = std::move(shared);
+      config::Rule replacing = rule;
+      config::keep_shared_overrides(set, *it, replacing);  // Redis's, not the rule text's
+      *it = std::move(replacing);
     }
     return true;
   });

@@ -25,15 +25,15 @@ json::object override_json(const std::string& rule, const config::LimitVariant& 
   return json::object{{"rule", rule}, {"key", v.name}, {"limit", v.limit_text}, {"shared", shared}};
 }
 
+// An override by its key, or a rule by its name.
 template <typename List>
-auto find_override(List& list, const std::string& key) {
-  return std::find_if(list.begin(), list.end(),
-                      [&](const config::LimitVariant& v) { return v.name == key; });
+auto find_named(List& list, const std::string& name) {
+  return std::find_if(list.begin(), list.end(), [&](const auto& v) { return v.name == name; });
 }
 
 const config::LimitVariant* found(const std::vector<config::LimitVariant>& list,
                                   const std::string& key) {
-  auto it = find_override(list, key);
+  auto it = find_named(list, key);
   return it == list.end() ? nullptr : &*it;
 }
 
@@ -48,7 +48,7 @@ Reply not_written(engine::SharedWrite result) {
       return error_reply(503, "Redis is not configured: nothing changed", "redis");
     case engine::SharedWrite::kFull:
       return error_reply(409,
-                         "Redis holds " + std::to_string(config::kMaxSharedOverrides) +
+                         "Redis holds " + std::to_string(engine::kMaxSharedOverrides) +
                              " shared overrides, the most kept: delete one first (nothing "
                              "changed)",
                          "key");
@@ -136,7 +136,7 @@ Reply AdminService::change_override(const AdminRequest& request, bool put) {
       refused = error_reply(404, "no rule named '" + request.name + "'", "name");
       return false;
     }
-    auto it = find_override(rule->overrides, request.key);
+    auto it = find_named(rule->overrides, request.key);
     if (it != rule->overrides.end()) before = *it;
     if (!put) {
       if (!before) {
@@ -176,7 +176,7 @@ Reply AdminService::change_shared_override(const config::RuleSet& rules, const c
   if (given) {
     // Checked as the whole rule set would be with it, before Redis holds it for everyone.
     config::RuleSet next = rules;
-    auto& list = next.rules[static_cast<std::size_t>(&rule - rules.rules.data())].shared_overrides;
+    auto& list = find_named(next.rules, rule.name)->shared_overrides;
     std::erase_if(list, [&](const config::LimitVariant& v) { return v.name == request.key; });
     list.push_back(*given);
     control::ChangeOutcome checked;

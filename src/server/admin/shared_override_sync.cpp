@@ -52,8 +52,8 @@ void SharedOverrideSync::adopt(const engine::SharedOverridesRead& read) {
   if (read.too_many) {
     if (read.generation != generation_) {
       log::warn("sluice: Redis holds more shared overrides than are read; the ones in force stay",
-                {{"hash", std::string(config::kSharedOverridesHash)},
-                 {"most", static_cast<std::int64_t>(config::kMaxSharedOverrides)}});
+                {{"hash", std::string(engine::kSharedOverridesHash)},
+                 {"most", static_cast<std::int64_t>(engine::kMaxSharedOverrides)}});
     }
     generation_ = read.generation;
     return;
@@ -62,7 +62,7 @@ void SharedOverrideSync::adopt(const engine::SharedOverridesRead& read) {
   auto next = std::make_shared<config::SharedOverrides>(config::read_shared_overrides(*read.hash));
   if (!next->problems.empty()) {
     log::warn("sluice: shared overrides in Redis left out",
-              {{"hash", std::string(config::kSharedOverridesHash)}, {"problems", next->problems}});
+              {{"hash", std::string(engine::kSharedOverridesHash)}, {"problems", next->problems}});
   }
   if (!generation_.empty() || !read.hash->empty()) {
     log::info("sluice: shared overrides read",
@@ -82,15 +82,20 @@ std::shared_ptr<const config::SharedOverrides> SharedOverrideSync::shared() cons
 
 void SharedOverrideSync::apply(const Written& done) {
   std::shared_ptr<const config::SharedOverrides> shared;
-  std::string attempt;
+  std::uint64_t revision = 0;
   {
     std::lock_guard lock(mutex_);
     shared = shared_;
-    attempt = std::to_string(revision_) + "/" + std::to_string(store_->engine().version());
+    revision = revision_;
   }
+  const auto round = [&] {
+    return std::to_string(revision) + "/" + std::to_string(store_->engine().version());
+  };
+  const std::string attempt = round();
   control::ChangeOutcome outcome;  // kUnchanged
-  if (shared && !config::has_shared_overrides(*store_->rules(), *shared) &&
-      (done || attempt != failed_)) {
+  // Nothing moved since the last round found them in force (or refused them): nothing to do.
+  const bool seen = attempt == settled_ || attempt == failed_;
+  if (shared && (done || !seen) && !config::has_shared_overrides(*store_->rules(), *shared)) {
     std::vector<std::string> problems;
     outcome = store_->change(
         [&](config::RuleSet& set) { return config::set_shared_overrides(set, *shared, problems); },
@@ -106,6 +111,7 @@ void SharedOverrideSync::apply(const Written& done) {
                  {{"errors", std::move(errors)}});
     }
   }
+  if (shared && outcome.kind != control::ChangeOutcome::Kind::kInvalid) settled_ = round();
   if (done) done(engine::SharedWrite::kDone, outcome);
 }
 

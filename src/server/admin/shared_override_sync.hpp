@@ -50,7 +50,10 @@ class SharedOverrideSync : public std::enable_shared_from_this<SharedOverrideSyn
   mutable std::mutex mutex_;
   std::shared_ptr<const config::SharedOverrides> shared_;  // Redis's set, as read or written
   std::uint64_t revision_ = 0;                             // bumped whenever shared_ is replaced
-  std::string failed_;  // the config worker's: the revision/rules version refused (logged)
+  // The config worker's, as "revision/rules version": the last found in force, the last
+  // refused (logged once).
+  std::string settled_;
+  std::string failed_;
 };
 
 }  // namespace sluice::server
