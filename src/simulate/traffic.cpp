@@ -60,8 +60,7 @@ std::int64_t Random::below(std::int64_t n) {
   return static_cast<std::int64_t>(wide >> 64);
 }
 
-Traffic::Traffic(const Scenario& scenario, core::Nanos duration, std::uint64_t seed)
-    : duration_(duration) {
+Traffic::Traffic(const Scenario& scenario, core::Nanos duration, std::uint64_t seed) {
   streams_.resize(scenario.sources.size());
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     Stream& s = streams_[i];

@@ -82,7 +82,6 @@ class Traffic {
   std::priority_queue<std::pair<core::Nanos, std::uint32_t>,
                       std::vector<std::pair<core::Nanos, std::uint32_t>>, Later>
       order_;
-  core::Nanos duration_;
   std::string key_;
 };
 

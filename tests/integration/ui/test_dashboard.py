@@ -149,7 +149,11 @@ def test_dashboard_shows_live_rates_edits_a_rule_and_keeps_the_edit_across_a_res
     # Written back to the file: a restart serves the edit, and the page shows it after a reload.
     assert GOOD_LIMIT in stack.config.read_text()
     stack.stop()
+    # While sluice is away the page says so (its polls fail), and it recovers by itself.
+    browser.wait("!document.getElementById('connection').hidden"
+                 " && document.getElementById('connection').textContent.includes('connection lost')")
     stack.start()
+    browser.wait("document.getElementById('connection').hidden")
     assert browser.call("goto", url=stack.admin + "/ui/") == 200
     browser.wait(f"document.querySelector('{ROW} input.limit')?.value === '{GOOD_LIMIT}'")
     assert browser.call("eval", js="document.querySelector('#rule-rows tr[data-rule=\"spare\"] input.dry-run').checked")

@@ -7,6 +7,17 @@ import { loadRules, ruleNames } from './rules.js';
 const $ = (id) => document.getElementById(id);
 let timers = [];
 
+// A poll that cannot reach sluice (a restart, a network cut) marks the page as disconnected
+// and tries again at its next tick; the first answer clears the mark. No rejection escapes.
+function lost(e) {
+  $('connection').hidden = false;
+  $('connection').textContent = `connection lost (${e.message}): retrying`;
+}
+function reached() { $('connection').hidden = true; }
+function every(ms, poll) {
+  return setInterval(() => poll().then(reached, lost), ms);
+}
+
 function askToken(answer) {
   for (const t of timers) clearInterval(t);
   timers = [];
@@ -137,17 +148,16 @@ async function start() {
   $('forget-token').hidden = !token();
   await Promise.all([status(), loadRules(), series(), instances()]);
   await topKeys();
-  timers = [setInterval(series, 1000), setInterval(status, 2000), setInterval(topKeys, 2000),
-    setInterval(instances, 5000)];
+  timers = [every(1000, series), every(2000, status), every(2000, topKeys), every(5000, instances)];
 }
 
 whenUnauthorized(askToken);
 $('token-form').addEventListener('submit', (e) => {
   e.preventDefault();
   setToken($('token').value.trim());
-  start();
+  start().catch(lost);
 });
 $('forget-token').addEventListener('click', () => { setToken(''); location.reload(); });
 $('key-form').addEventListener('submit', (e) => { e.preventDefault(); keyCall('GET'); });
 $('key-reset').addEventListener('click', () => keyCall('DELETE'));
-start();
+start().catch(lost);
