@@ -60,6 +60,10 @@ inline constexpr Named<proto::http::EscapedSlashes> kEscapedSlashes[] = {
     {"reject", proto::http::EscapedSlashes::kReject},
     {"keep", proto::http::EscapedSlashes::kKeep}};
 
+// `headers.draft`. -09 and -10 wrote what -11 writes (r and t), so their clients take "11".
+inline constexpr Named<proto::http::RateLimitDraft> kRateLimitDrafts[] = {
+    {"11", proto::http::RateLimitDraft::k11}, {"12", proto::http::RateLimitDraft::k12}};
+
 template <class E, std::size_t N>
 std::string_view name_of(const Named<E> (&table)[N], E value) {
   for (const auto& n : table) {

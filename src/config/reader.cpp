@@ -37,6 +37,7 @@ using internal::kEscapedSlashes;
 using internal::kFailurePolicies;
 using internal::kLogKeys;
 using internal::kOnMissingKey;
+using internal::kRateLimitDrafts;
 using internal::kRequestBuffering;
 using internal::kStorages;
 using internal::line_of;
@@ -471,9 +472,17 @@ RuleSet internal::read_config(const yaml::Node& root, Errors& errors, Origins& o
       if (auto d = t->duration(field)) *out = *d;
     }
   }
-  if (auto h = s.section("headers", {"ratelimit", "legacy"})) {
+  if (auto h = s.section("headers", {"ratelimit", "legacy", "draft"})) {
     if (auto on = h->flag("ratelimit")) rs.ratelimit_headers = *on;
     if (auto on = h->flag("legacy")) rs.legacy_headers = *on;
+    // -09 and -10 write what -11 writes: say so rather than only "unknown".
+    if (auto t = h->text("draft"); t && (*t == "9" || *t == "09" || *t == "10")) {
+      h->fail("draft", "draft " + *t +
+                           " is not offered: its fields are draft 11's (r and t), so "
+                           "write 11 (accepted: 11, 12)");
+    } else if (auto d = h->choice("draft", kRateLimitDrafts)) {
+      rs.ratelimit_draft = *d;
+    }
   }
   if (auto h =
           s.section("http", {"escaped_slashes", "body_buffer", "max_buffered_body", "body_temp_dir",

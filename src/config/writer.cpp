@@ -34,6 +34,7 @@ using internal::kFailurePolicies;
 using internal::kLogKeys;
 using internal::kOnChanges;
 using internal::kOnMissingKey;
+using internal::kRateLimitDrafts;
 using internal::kStorages;
 using internal::name_of;
 
@@ -284,6 +285,8 @@ void emit_http_settings(YAML::Emitter& out, const RuleSet& rs) {
   out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "ratelimit" << YAML::Value << rs.ratelimit_headers;
   out << YAML::Key << "legacy" << YAML::Value << rs.legacy_headers;
+  out << YAML::Key << "draft" << YAML::Value
+      << std::string(name_of(kRateLimitDrafts, rs.ratelimit_draft));
   out << YAML::EndMap;
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "escaped_slashes" << YAML::Value

@@ -236,9 +236,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& rules = out.rules();
     sluice::server::limit_fields(out, fields());
     std::string lines;
-    sluice::proto::http::append_ratelimit_fields(lines, fields(),
-                                                 {rules.ratelimit_headers, rules.legacy_headers},
-                                                 sluice::server::retry_after(out));
+    sluice::proto::http::append_ratelimit_fields(
+        lines, fields(), sluice::server::field_choice(rules), sluice::server::retry_after(out));
     check_field_lines(lines);
     if (out.verdict == sluice::engine::Verdict::kAllow && out.upstream() != nullptr) {
       check_upstream_head(req, target, p);

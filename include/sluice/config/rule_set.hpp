@@ -17,6 +17,7 @@
 #include "sluice/core/time.hpp"
 #include "sluice/proto/endpoint.hpp"
 #include "sluice/proto/http/ip_address.hpp"
+#include "sluice/proto/http/ratelimit_fields.hpp"
 #include "sluice/proto/http/request_target.hpp"
 #include "sluice/proto/resp/store_url.hpp"
 #include "sluice/spec/limit_spec.hpp"
@@ -357,6 +358,8 @@ struct RuleSet {
   Timeouts timeouts;
   bool ratelimit_headers = true;  // RateLimit-Policy / RateLimit (IETF draft)
   bool legacy_headers = false;    // X-RateLimit-Limit/Remaining/Reset
+  // `headers.draft`: the draft whose RateLimit syntax is written (r/t or a/w).
+  proto::http::RateLimitDraft ratelimit_draft = proto::http::RateLimitDraft::k12;
   // `http: {escaped_slashes}`: how the gateway normalizes "%2F" before routes see a path.
   proto::http::EscapedSlashes escaped_slashes = proto::http::EscapedSlashes::kDecode;
   BodyLimits bodies;

@@ -61,16 +61,17 @@ void write_fields(Writer& w, std::span<const LimitField> limits, FieldChoice cho
     w.end();
     if (std::any_of(limits.begin(), limits.end(), [](const LimitField& l) { return l.known; })) {
       std::string& status = w.begin("RateLimit");
+      const bool draft12 = choice.draft == RateLimitDraft::k12;
       bool first = true;
       for (const LimitField& l : limits) {
         if (!l.known) continue;  // what is left is unknown: no status item
         if (!first) status += ", ";
         first = false;
         append_sf_string(status, l.name);
-        status += ";r=";
+        status += draft12 ? ";a=" : ";r=";
         append_int(status, l.remaining < 0 ? 0 : l.remaining);
         if (l.reset_seconds >= 0) {
-          status += ";t=";
+          status += draft12 ? ";w=" : ";t=";
           append_int(status, l.reset_seconds);
         }
       }

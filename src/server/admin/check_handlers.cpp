@@ -84,8 +84,8 @@ void add_headers(Reply& reply, const engine::Outcome& out) {
   LimitFields fields;
   limit_fields(out, fields);
   const config::RuleSet& rules = out.rules();
-  for (auto& [name, value] : proto::http::ratelimit_field_pairs(
-           fields, {rules.ratelimit_headers, rules.legacy_headers}, retry_after(out))) {
+  for (auto& [name, value] :
+       proto::http::ratelimit_field_pairs(fields, field_choice(rules), retry_after(out))) {
     reply.headers.emplace_back(std::string(name), std::move(value));
   }
   if (out.dry_run_denied()) reply.headers.emplace_back(kDryRunDeniedHeader, "true");

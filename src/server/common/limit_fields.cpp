@@ -26,7 +26,7 @@ void continuous_policy(const engine::Quota& q, proto::http::LimitField& f) {
 }
 
 // Whole seconds, rounded up, one unit takes to come back at q per w: the most a client waits
-// for more quota from a limit that refills continuously.
+// for more quota from a limit that refills continuously, and so its effective window.
 std::int64_t unit_seconds(const proto::http::LimitField& f) {
   if (f.quota <= 0) return f.window_seconds;
   return (f.window_seconds + f.quota - 1) / f.quota;
@@ -63,13 +63,20 @@ void limit_fields(const Outcome& out, LimitFields& fields) {
       f.reset_seconds = -1;  // more comes when a request in flight ends: not a time
     } else if (!d.allowed && d.retry_after != core::kNever) {
       f.reset_seconds = core::ceil_seconds(d.retry_after);
+    } else if (continuous) {
+      // The next unit; full, one unit after the first is spent (nothing refills before).
+      const std::int64_t unit = unit_seconds(f);
+      f.reset_seconds =
+          d.reset_after > 0 ? std::min(core::ceil_seconds(d.reset_after), unit) : unit;
     } else {
-      // Windows: the window's end. Continuous refill: the next unit, or 0 when full.
-      f.reset_seconds = core::ceil_seconds(d.reset_after);
-      if (continuous) f.reset_seconds = std::min(f.reset_seconds, unit_seconds(f));
+      f.reset_seconds = core::ceil_seconds(d.reset_after);  // the window's end
     }
     fields.push_back(f);
   }
+}
+
+proto::http::FieldChoice field_choice(const config::RuleSet& rules) {
+  return {rules.ratelimit_headers, rules.legacy_headers, rules.ratelimit_draft};
 }
 
 core::Nanos retry_after(const Outcome& out) {

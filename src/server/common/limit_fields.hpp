@@ -17,11 +17,15 @@ using LimitFields = absl::InlinedVector<proto::http::LimitField, engine::kInline
 // within q (docs/configuration.md, "Response fields", has the table per algorithm). A window
 // is q per window; a limit that refills continuously is q = rate * w with w its whole refill,
 // so q/w is the rate and q covers the burst. r is what is left after this request (a refused
-// request is charged nowhere, so the limits that allowed it report what they had). t, as
-// draft-10 and later define it, is the seconds until more quota is available: a window's end,
-// a bucket's next unit (0 when full); for a limit that refused the request, its retry time,
-// the same point in time as Retry-After.
+// request is charged nowhere, so the limits that allowed it report what they had). t (w in
+// draft-12) is the effective window of draft-11 and -12, the seconds within which no more than
+// r can be used, which is the time until more quota comes: a window's end, a bucket's next
+// unit (full: one unit's time); for a limit that refused the request, its retry time, the same
+// point in time as Retry-After.
 void limit_fields(const engine::Outcome& out, LimitFields& fields);
+
+// Which fields the rules ask for (`headers:`), and in which draft's syntax.
+proto::http::FieldChoice field_choice(const config::RuleSet& rules);
 
 // The Retry-After of an outcome: its retry time when refused and known, else -1.
 core::Nanos retry_after(const engine::Outcome& out);

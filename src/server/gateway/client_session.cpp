@@ -258,8 +258,7 @@ void ClientSession::write_limit_fields() {
   escaped_slashes_ = rules.escaped_slashes;
   fields_.clear();
   limit_fields(outcome_, limit_fields_);
-  proto::http::append_ratelimit_fields(fields_, limit_fields_,
-                                       {rules.ratelimit_headers, rules.legacy_headers},
+  proto::http::append_ratelimit_fields(fields_, limit_fields_, field_choice(rules),
                                        retry_after(outcome_));
   if (!request_id_.empty()) {
     fields_ += "X-Request-Id: ";

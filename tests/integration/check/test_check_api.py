@@ -20,7 +20,7 @@ def test_post_rule_counts_down_then_denies_with_headers(sluice):
         assert d["allowed"] and d["remaining"] == remaining and d["limit"] == 3
         assert d["delay_ms"] == 0 and d["retry_after_ms"] == 0 and not d["dry_run"]
         assert r.headers["RateLimit-Policy"] == '"per-user";q=3;w=3600'
-        assert r.headers["RateLimit"].startswith(f'"per-user";r={remaining};t=')
+        assert r.headers["RateLimit"].startswith(f'"per-user";a={remaining};w=')
         assert "Retry-After" not in r.headers
     r = sluice.post({"rule": "per-user", "key": "post-a"})
     assert r.status_code == 200
@@ -153,12 +153,12 @@ def test_get_answers_204_then_429_with_headers(sluice):
         r = sluice.get("per-user", key="get-a")
         assert r.status_code == 204 and r.content == b""
         assert "Content-Length" not in r.headers and "Content-Type" not in r.headers
-        assert r.headers["RateLimit"].startswith(f'"per-user";r={remaining};t=')
+        assert r.headers["RateLimit"].startswith(f'"per-user";a={remaining};w=')
         assert r.headers["RateLimit-Policy"] == '"per-user";q=3;w=3600'
     r = sluice.get("per-user", key="get-a")
     assert r.status_code == 429
     assert int(r.headers["Retry-After"]) >= 1
-    assert r.headers["RateLimit"].startswith('"per-user";r=0;t=')
+    assert r.headers["RateLimit"].startswith('"per-user";a=0;w=')
     d = r.json()
     assert not d["allowed"] and d["retry_after_ms"] > 0
     assert sluice.get("per-user", key="get-b").status_code == 204

@@ -25,12 +25,12 @@ def test_each_client_address_has_its_own_budget(stack):
     assert [status for status, _, _ in first] == [200] * 5 + [429] * 3
     status, headers, body = first[0]
     assert body == b"hello GET /ip/page\n"
-    assert headers["RateLimit"].startswith('"per-client";r=4;t=')
+    assert headers["RateLimit"].startswith('"per-client";a=4;w=')
     assert headers["RateLimit-Policy"] == '"per-client";q=5;w=3600'
     status, headers, body = first[-1]
     assert body == b"Too Many Requests\n"
     assert int(headers["Retry-After"]) >= 1
-    assert headers["RateLimit"].startswith('"per-client";r=0;t=')
+    assert headers["RateLimit"].startswith('"per-client";a=0;w=')
     # Another client address is untouched by the first one's spending.
     second = [get_from(nginx, "127.0.0.3", "/ip/page")[0] for _ in range(6)]
     assert second == [200] * 5 + [429]

@@ -27,7 +27,7 @@ def seconds_to_berlin_midnight():
 
 
 def reset_of(response):
-    match = re.search(r'"daily";r=(\d+);t=(\d+)', response.headers["RateLimit"])
+    match = re.search(r'"daily";a=(\d+);w=(\d+)', response.headers["RateLimit"])
     assert match, response.headers["RateLimit"]
     return int(match.group(1)), int(match.group(2))
 

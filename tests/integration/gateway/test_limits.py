@@ -21,10 +21,10 @@ def test_reject_after_burst_per_client_key(sluice, upstreams):
     denied = a[3]
     assert int(denied.headers["Retry-After"]) >= 1
     assert denied.headers["RateLimit-Policy"].startswith('"per-ip";q=3')
-    assert denied.headers["RateLimit"].startswith('"per-ip";r=0')
+    assert denied.headers["RateLimit"].startswith('"per-ip";a=0')
     assert denied.text == "Too Many Requests\n"
     # The fields ride on forwarded responses too.
-    assert a[0].headers["RateLimit"].startswith('"per-ip";r=2')
+    assert a[0].headers["RateLimit"].startswith('"per-ip";a=2')
     # Another client (another key) has its own budget.
     assert get(s.url + "/", headers={"X-Forwarded-For": "198.51.100.2"}).status_code == 200
     assert up.requests == 4

@@ -56,7 +56,7 @@ def test_the_ratelimit_fields_show_the_tier_applied(sluice, upstreams):
     s = serving(sluice, tiered(upstreams(1)))
     r = requests.get(s.url + "/", headers={"X-User": "a", "X-Plan": "pro"}, timeout=10)
     assert r.status_code == 200
-    assert r.headers["RateLimit"].startswith('"plan";r=4;'), r.headers["RateLimit"]
+    assert r.headers["RateLimit"].startswith('"plan";a=4;'), r.headers["RateLimit"]
 
 
 def test_the_check_api_and_sluice_check_take_the_tier_from_the_caller(sluice, upstreams):
@@ -120,4 +120,4 @@ def test_a_put_from_burst_10_to_20_with_8_used_leaves_what_on_change_says(
     assert put.status_code == 200, put.text
     r = requests.get(s.url + "/", headers={"X-User": "k"}, timeout=10)
     assert r.status_code == 200
-    assert r.headers["RateLimit"].startswith(f'"tb";r={remaining};'), r.headers["RateLimit"]
+    assert r.headers["RateLimit"].startswith(f'"tb";a={remaining};'), r.headers["RateLimit"]

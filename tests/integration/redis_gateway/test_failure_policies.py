@@ -285,17 +285,17 @@ def test_a_fail_open_admission_names_its_policy_but_claims_no_remaining(redis_se
     import re
 
     healthy = requests.get(g.url + "/both", timeout=5).headers
-    # t: the seconds to the minute's end (windows are aligned to the clock).
-    assert re.fullmatch(r'"per-client";r=9;t=\d+, "shared";r=99;t=\d+', healthy["RateLimit"])
+    # w: the seconds to the minute's end (windows are aligned to the clock).
+    assert re.fullmatch(r'"per-client";a=9;w=\d+, "shared";a=99;w=\d+', healthy["RateLimit"])
     rs.kill()
-    # Fail-open: the shared rule's policy stays, its status item goes (never r=0); the local
+    # Fail-open: the shared rule's policy stays, its status item goes (never a=0); the local
     # rule still counts (8 left of 10).
     got = wait_until(lambda: (h := requests.get(g.url + "/both", timeout=5).headers)
                      and "shared" not in h.get("RateLimit", "") and h, timeout=5,
                      what="a fail-open answer")
     assert got["RateLimit-Policy"] == '"per-client";q=10;w=60, "shared";q=100;w=60'
-    assert got["RateLimit"].startswith('"per-client";r=')
-    assert "r=0" not in got["RateLimit"]
+    assert got["RateLimit"].startswith('"per-client";a=')
+    assert "a=0" not in got["RateLimit"]
     # Only the fail-open rule: its policy, and no RateLimit field at all.
     alone = requests.get(g.url + "/shared", timeout=5)
     assert alone.status_code == 200

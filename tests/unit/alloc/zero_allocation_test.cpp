@@ -120,7 +120,9 @@ TEST(ZeroAllocation, ALocalRouteDecidesWithoutTheHeapAdmittedOrRefused) {
       // What a frontend does with it: the rate-limit fields into its own head buffer.
       head.clear();
       limit_fields(out, fields);
-      proto::http::append_ratelimit_fields(head, fields, {true, true}, retry_after(out));
+      const auto draft =
+          i % 2 ? proto::http::RateLimitDraft::k11 : proto::http::RateLimitDraft::k12;
+      proto::http::append_ratelimit_fields(head, fields, {true, true, draft}, retry_after(out));
       out.reset();
     }
   });

@@ -100,6 +100,7 @@ void expect_same(const RuleSet& a, const RuleSet& b) {
   EXPECT_EQ(a.bodies, b.bodies);
   EXPECT_EQ(a.ratelimit_headers, b.ratelimit_headers);
   EXPECT_EQ(a.legacy_headers, b.legacy_headers);
+  EXPECT_EQ(a.ratelimit_draft, b.ratelimit_draft);
   EXPECT_EQ(a.access_log, b.access_log);
   EXPECT_EQ(a.access_log_format, b.access_log_format);
   EXPECT_EQ(a.write_back, b.write_back);
@@ -197,6 +198,7 @@ TEST(ConfigLoader, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(rs.bodies.temp_dir, "");
   EXPECT_TRUE(rs.ratelimit_headers);
   EXPECT_FALSE(rs.legacy_headers);
+  EXPECT_EQ(rs.ratelimit_draft, proto::http::RateLimitDraft::k12);
   EXPECT_EQ(rs.access_log, "");
   EXPECT_TRUE(rs.write_back);
   EXPECT_EQ(rs.check, std::nullopt);
@@ -233,6 +235,7 @@ TEST(ConfigLoader, ReadsEveryFieldOfTheFullExample) {
   EXPECT_EQ(rs.bodies,
             (BodyLimits{1u << 20, 10u << 20, 4u << 10, 8u << 20, "/var/cache/sluice/bodies"}));
   EXPECT_TRUE(rs.legacy_headers);
+  EXPECT_EQ(rs.ratelimit_draft, proto::http::RateLimitDraft::k11);
   EXPECT_EQ(rs.access_log, "/var/log/sluice/access.log");
   EXPECT_FALSE(rs.write_back);
 

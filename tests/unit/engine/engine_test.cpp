@@ -13,6 +13,7 @@
 namespace sluice::engine {
 namespace {
 
+using server::field_choice;
 using server::limit_fields;
 using server::LimitFields;
 using server::retry_after;
@@ -68,7 +69,9 @@ std::string header(const Outcome& out, std::string_view name) {
   LimitFields fields;
   limit_fields(out, fields);
   std::string lines;
-  proto::http::append_ratelimit_fields(lines, fields, {true, true}, retry_after(out));
+  proto::http::FieldChoice choice = field_choice(out.rules());
+  choice.legacy = true;
+  proto::http::append_ratelimit_fields(lines, fields, choice, retry_after(out));
   const std::string prefix = std::string(name) + ": ";
   for (std::size_t at = 0; at < lines.size();) {
     const auto end = lines.find("\r\n", at);
@@ -112,7 +115,7 @@ TEST(Engine, ResponsesCarryTheIetfRateLimitFields) {
   // 1/s with a burst of 2: one item, 2 per 2 s (the burst refills in 2 s, q/w = 1 per
   // second); 1 left, the next token in 1 s.
   EXPECT_EQ(header(v, "RateLimit-Policy"), "\"per-user\";q=2;w=2");
-  EXPECT_EQ(header(v, "RateLimit"), "\"per-user\";r=1;t=1");
+  EXPECT_EQ(header(v, "RateLimit"), "\"per-user\";a=1;w=1");
 }
 
 TEST(Engine, APolicyTellsTheRateOfAGcraLimit) {
@@ -143,12 +146,12 @@ TEST(Engine, ATokenBucketIsOnePolicyWhoseQuotaHoldsItsBurst) {
   // 100 tokens refill in 10 s at 10/s: 100 per 10 s; 99 left, the next token within 1 s.
   const Outcome first = decide(e, r.view(), 0);
   EXPECT_EQ(header(first, "RateLimit-Policy"), "\"tb\";q=100;w=10");
-  EXPECT_EQ(header(first, "RateLimit"), "\"tb\";r=99;t=1");
+  EXPECT_EQ(header(first, "RateLimit"), "\"tb\";a=99;w=1");
   for (int i = 1; i < 100; ++i) ASSERT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
   // The 101st at the same instant: none left, one more in 0.1 s (1 s rounded up).
   const Outcome refused = decide(e, r.view(), 0);
   ASSERT_EQ(refused.verdict, Verdict::kDeny);
-  EXPECT_EQ(header(refused, "RateLimit"), "\"tb\";r=0;t=1");
+  EXPECT_EQ(header(refused, "RateLimit"), "\"tb\";a=0;w=1");
   EXPECT_EQ(header(refused, "Retry-After"), "1");
 }
 
@@ -188,12 +191,32 @@ TEST(Engine, ADeniedRequestChargesNoRuleAndItsFieldsSaySo) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(decide(e, r.view(), 0).verdict, Verdict::kAllow);
   const Outcome denied = decide(e, r.view(), 0);
   ASSERT_EQ(denied.verdict, Verdict::kDeny);
-  // tight's t is its retry (20 min = 1200 s), the same point in time as Retry-After.
-  EXPECT_EQ(header(denied, "RateLimit"), "\"roomy\";r=97;t=3600, \"tight\";r=0;t=1200");
+  // tight's window is its retry (20 min = 1200 s), the same point in time as Retry-After.
+  EXPECT_EQ(header(denied, "RateLimit"), "\"roomy\";a=97;w=3600, \"tight\";a=0;w=1200");
   EXPECT_EQ(header(denied, "Retry-After"), "1200");
   EXPECT_EQ(denied.decided_by, 1);
   EXPECT_EQ(metric(e, "sluice_rule_requests_total", {{"rule", "roomy"}, {"outcome", "denied"}}), 0);
   EXPECT_EQ(metric(e, "sluice_rule_requests_total", {{"rule", "tight"}, {"outcome", "denied"}}), 1);
+}
+
+// The effective window of a full bucket is one unit's time, not 0: nothing refills before a
+// unit is spent, so within that time no more than all of it can be used.
+TEST(Engine, AFullBucketsEffectiveWindowIsOneUnitsTime) {
+  const std::string yaml =
+      config("{name: all, match: {path_prefix: /}, upstream: app, rules: [gm, tight]}",
+             "  gm: {limit: \"gcra:rate=1/m,burst=3\", key: const:all}\n"
+             "  tight: {limit: \"fixed-window:limit=1,window=1h\", key: const:all}\n");
+  Engine e(load(yaml), 0);
+  Req r;
+  const Outcome first = decide(e, r.view(), 0);
+  ASSERT_EQ(first.verdict, Verdict::kAllow);
+  // 3 of 4 left, the next in a minute.
+  EXPECT_EQ(header(first, "RateLimit"), "\"gm\";a=3;w=60, \"tight\";a=0;w=3600");
+  // Ten minutes on gm is full again; tight refuses, so gm is charged nothing and reports all
+  // four, which are all a client can use within the next minute.
+  const Outcome refused = decide(e, r.view(), 600 * core::kNanosPerSecond);
+  ASSERT_EQ(refused.verdict, Verdict::kDeny);
+  EXPECT_EQ(header(refused, "RateLimit"), "\"gm\";a=4;w=60, \"tight\";a=0;w=3000");
 }
 
 TEST(Engine, AMissingKeyIsSkippedOrDeniedWithItsOwnStatusAndCountedOnce) {
@@ -426,7 +449,7 @@ TEST(EngineCheck, ARuleByNameDecidesOneKeyAndDescribesIt) {
   const Outcome third = decide(e, RuleAsk{"per-user", "alice", 1}, 0);
   EXPECT_EQ(third.verdict, Verdict::kDeny);
   EXPECT_EQ(header(third, "Retry-After"), "1");
-  EXPECT_EQ(header(third, "RateLimit"), "\"per-user\";r=0;t=1");
+  EXPECT_EQ(header(third, "RateLimit"), "\"per-user\";a=0;w=1");
   const Outcome unknown = decide(e, RuleAsk{"no-such", "alice", 1}, 0);
   EXPECT_EQ(unknown.verdict, Verdict::kInvalid);
   EXPECT_EQ(unknown.error_kind, ErrorKind::kUnknownRule);

@@ -1,6 +1,6 @@
 // Serialisation of the rate-limit response header fields: the IETF RateLimit-Policy and
-// RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured fields), the legacy
-// X-RateLimit-* fields and Retry-After, written straight into a response head.
+// RateLimit fields (draft-ietf-httpapi-ratelimit-headers -11 or -12, structured fields), the
+// legacy X-RateLimit-* fields and Retry-After, written straight into a response head.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,8 @@ struct LimitField {
   std::int64_t quota = 0;
   std::int64_t window_seconds = 0;
   bool concurrent = false;  // qu="concurrent-requests"
-  // Status: r (at least 0) and t (omitted when negative).
+  // Status: the available quota (at least 0) and the effective window in seconds (omitted
+  // when negative), written r and t (draft-11) or a and w (draft-12).
   std::int64_t remaining = 0;
   std::int64_t reset_seconds = -1;
   // False: what is left is unknown (admitted fail-open while Redis was away): the limit keeps
@@ -29,9 +30,15 @@ struct LimitField {
   bool known = true;
 };
 
+// The draft whose RateLimit syntax is written (docs/references.md): both name policies by
+// sf-strings and write RateLimit-Policy alike; a RateLimit item says ;r=N;t=S in -11 (-09 and
+// -10 read it too) and ;a=N;w=S in -12.
+enum class RateLimitDraft : std::uint8_t { k11 = 11, k12 = 12 };
+
 struct FieldChoice {
   bool ratelimit = true;  // RateLimit-Policy and RateLimit
   bool legacy = false;    // X-RateLimit-Limit/Remaining/Reset of the tightest limit
+  RateLimitDraft draft = RateLimitDraft::k12;
 };
 
 // Appends "Name: value\r\n" lines: RateLimit-Policy and RateLimit (one policy item and one
