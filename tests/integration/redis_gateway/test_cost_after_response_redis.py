@@ -283,3 +283,18 @@ def test_a_request_the_local_fallback_admitted_is_settled_in_the_fallback(
     assert refused.status_code == 429 and refused.headers["Retry-After"] in ("59", "60")
     assert g.metric("sluice_redis_answers_total", source="local") == 3
     assert g.metric("sluice_rule_settlements_lost_total") == 0
+
+
+def test_settlements_reach_the_master_of_each_keys_slot_in_a_cluster(redis_cluster, gateways,
+                                                                     upstreams):  # noqa: F811
+    g = gateways(config("[tokens]", upstreams(1)), redis_cluster.url(seeds=1))
+    keys = [f"k{i}" for i in range(12)]
+    for k in keys:
+        assert get(g, k, "header=X-Cost:4").status_code == 200
+    for k in keys:
+        settles_to(g, "tokens", k, 6)
+    owners = {redis_cluster.owner(redis_cluster.keyslot(f"sluice:{{tokens:{k}}}:token-bucket"))
+              for k in keys}
+    assert len(owners) > 1  # the keys live on several masters
+    assert g.metric("sluice_redis_failures_total") == 0
+    assert g.metric("sluice_rule_settlements_lost_total") == 0
