@@ -284,10 +284,11 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "a leased rule refuses from permits taken ahead, which cannot charge Redis for a "
          "refusal; use lease: 0 (exact) or remove count_denied");
   }
-  if (r.settles()) {
+  if (r.settles() && rs.redis_options_of(r).lease > 0) {
     fail(r.cost_from.empty() ? "count_if" : "cost_from",
-         "a cost settled after the response is charged only by rules decided locally "
-         "(storage: local), not yet by the Redis script; use storage: local");
+         "a leased rule admits from permits taken ahead and spent here, which a cost settled "
+         "after the response cannot follow (a debt in Redis would not stop the permits already "
+         "held); use lease: 0 (exact)");
   }
   if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
     fail("limit",

@@ -188,8 +188,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
         a.decision = *d;
         if (d->allowed && out.total.allowed && rule.rule.settles()) {
           OutcomeAccess::settle(out).push_back({static_cast<std::uint32_t>(out.applied.size()),
-                                                rule.rule.reserved(), keys[i].hash.bucket,
-                                                keys[i].hash.fingerprint});
+                                                Settlement::Where::kTable, rule.rule.reserved(),
+                                                keys[i].hash.bucket, keys[i].hash.fingerprint});
         }
         if (!d->allowed && rule.limit.blocks) {
           start_block(*rule.limit.blocks, keys[i].hash, *rule.rule.block, now, a.decision);
@@ -211,6 +211,8 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     remote->one().applied.push_back(out.applied.size());
     remote->one().query.items.push_back(
         remote_item(limit, std::move(keys[i].text), rule.max_wait()));
+    // A reserve is what admission charges this rule, in the same script call as the others.
+    if (rule.rule.reserve) remote->one().query.items.back().cost = *rule.rule.reserve;
     out.applied.push_back(a);
   }
   decide_dry_run(*route, r, tier_trusted, now, out);
@@ -257,6 +259,7 @@ void conclude_http(Outcome& out, core::Nanos now) {
   }
   out.verdict = Verdict::kAllow;
   out.delay = out.total.delay;
+  if (remote_of(out)) keep_remote_settlements(out);
   if (route.route.respond_status) {
     out.status = *route.route.respond_status;
     out.body = route.route.respond_body;

@@ -1,5 +1,5 @@
-// One key of a rule looked at or reset (ask.hpp: KeyAsk): in the rule's table here, or by the
-// script in Redis (request kinds p, x, b and u). Nothing is charged and no counter moves.
+// One key of a rule looked at, reset or settled (ask.hpp: KeyAsk): in the rule's table here, or
+// by the script in Redis (request kinds p, x, b, u and s). No counter moves.
 #include <variant>
 
 #include "internal.hpp"
@@ -41,28 +41,54 @@ void block_key(const CompiledLimit& limit, const table::KeyHash& h, KeyOp op, co
   }
 }
 
-// A cost reported after the fact: settled in the key's slot, then the key's state.
+// The key asked of the script in Redis (request `kind`, one limit): concluded by conclude_key.
+Progress ask_redis(const CompiledLimit& limit, std::string_view key,
+                   backend::redis::RequestKind kind, std::int64_t cost, core::Nanos now,
+                   Outcome& out) {
+  std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+  remote->kind = AskKind::kKey;
+  remote->local = out.applied.back().decision;
+  remote->now = now;
+  RemotePart& part = remote->one();
+  part.applied.push_back(0);
+  part.query.items.push_back(remote_item(limit, std::string(key), 0));
+  part.query.cost = cost;
+  part.query.kind = kind;
+  remote_of(out) = std::move(remote);
+  return Progress::kPending;
+}
+
+// A cost reported after the fact: settled in the key's slot, then the key's state; or by the
+// script in Redis (kind s), which answers the state after it.
 Progress report_key(const CompiledRule& rule, const CompiledLimit& limit, const KeyAsk& a,
                     core::Nanos now, Outcome& out) {
   const std::string name(a.rule);
-  if (limit.in_redis()) {
-    refuse(out, ErrorKind::kNotSettlable,
-           "rule '" + name +
-               "' is kept in Redis: a report settles only local rules (storage: "
-               "local), not yet through the Redis script");
-    return Progress::kDone;
-  }
-  const table::KeyHash h = table::hash_key(a.key);
-  const core::Nanos at = now + limit.shift(now);
-  if (!limit.table || !local::settle(limit.table->table, h, at, a.cost)) {
+  const auto not_settlable = [&] {
     refuse(out, ErrorKind::kNotSettlable,
            "rule '" + name + "' is " + limit.spec.algorithm +
                ": a report settles token-bucket, gcra, fixed-window and sliding-window rules "
                "(the others queue, delay or hold permits)");
     return Progress::kDone;
+  };
+  const bool enforced = rule.rule.action != config::Action::kDryRun;
+  if (limit.in_redis()) {
+    if (!spec::counts_denials(limit.spec)) return not_settlable();
+    if (const std::int64_t lease = limit.remote->options().lease; lease > 0) {
+      refuse(out, ErrorKind::kNotSettlable,
+             "rule '" + name + "' leases permits from Redis (lease: " + std::to_string(lease) +
+                 "), spent here ahead of Redis, which a report cannot settle; use lease: 0 "
+                 "(exact)");
+      return Progress::kDone;
+    }
+    out.applied.push_back(
+        applied(limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, nullptr));
+    return ask_redis(limit, a.key, backend::redis::RequestKind::kSettle, a.cost, now, out);
   }
-  out.applied.push_back(applied(limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1},
-                                rule.rule.action != config::Action::kDryRun, nullptr));
+  const table::KeyHash h = table::hash_key(a.key);
+  const core::Nanos at = now + limit.shift(now);
+  if (!limit.table || !local::settle(limit.table->table, h, at, a.cost)) return not_settlable();
+  out.applied.push_back(
+      applied(limit, &rule.rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, nullptr));
   local_key(limit.table->table, h, KeyOp::kPeek, at, out);
   out.applied.back().decision = out.total;
   return Progress::kDone;
@@ -117,19 +143,7 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
   const bool enforced = rule->rule.action != config::Action::kDryRun;
   out.applied.push_back(
       applied(limit, &rule->rule, core::Decision{true, 0, -1, 0, 0, -1}, enforced, nullptr));
-  if (limit.in_redis()) {
-    std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
-    remote->kind = AskKind::kKey;
-    remote->local = out.applied.back().decision;
-    remote->now = now;
-    RemotePart& part = remote->one();
-    part.applied.push_back(0);
-    part.query.items.push_back(remote_item(limit, std::string(a.key), 0));
-    part.query.cost = 0;
-    part.query.kind = redis_kind(a.op);
-    remote_of(out) = std::move(remote);
-    return Progress::kPending;
-  }
+  if (limit.in_redis()) return ask_redis(limit, a.key, redis_kind(a.op), 0, now, out);
   local_key(limit.table->table, table::hash_key(a.key), a.op, now + limit.shift(now), out);
   out.applied.back().decision = out.total;
   return Progress::kDone;

@@ -167,11 +167,13 @@ Progress EngineState::start_inline(const Snapshot& s, const InlineAsk& a, core::
 void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
   Remote& remote = *remote_of(out);
   const core::Nanos now = remote.now;
+  // The local limits' decision goes in last: when there are none it is a placeholder (remaining
+  // -1), which must not hide a Redis rule's own negative remaining (a key in debt).
   local::AllMustPass total;
-  total.add(remote.local);
   for (std::size_t p = 0; p < remote.parts.size() && p < answers.size(); ++p) {
-    const RemotePart& part = remote.parts[p];
+    RemotePart& part = remote.parts[p];
     backend::redis::Answer& answer = answers[p];
+    part.source = answer.source;
     // Redis did not answer this part: its fail-open limits admitted without counting.
     const bool redis_failed = answer.source == backend::redis::Source::kFailOpen ||
                               answer.source == backend::redis::Source::kFailClosed ||
@@ -191,6 +193,7 @@ void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answe
   for (const auto& [copy, original] : remote.copies) {
     out.applied[copy].decision = out.applied[original].decision;
   }
+  total.add(remote.local);
   out.total = total.result();
   Kinds::kRows[static_cast<std::size_t>(remote.kind)].conclude(*this, out, now);
 }

@@ -34,6 +34,8 @@ struct RemotePart {
   backend::redis::Query query;
   std::vector<std::size_t> applied;
   bool enforced = true;  // false: a shadow-mode RLS limit, decided alone, never refusing
+  // Who answered: Redis, or (a failure) the failure policies of its items.
+  backend::redis::Source source = backend::redis::Source::kRedis;
 };
 
 // The part of an outcome kept in Redis.
@@ -167,6 +169,10 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
                    AskKind kind, Outcome& out);
 // Counts, and keeps a concurrency permit for the caller in `book` (or as a Redis token).
 void conclude_check(Outcome& out, core::Nanos now, LeaseBook& book);
+
+// An admitted gateway request's rules kept in Redis that settle after the response: what
+// Redis (or the local fallback) charged them, kept for Loop::settle (engine/settle.hpp).
+void keep_remote_settlements(Outcome& out);
 
 // An RLS outcome: OVER_LIMIT (kDeny) when an enforced descriptor is over its limit.
 void conclude_rls(Outcome& out);

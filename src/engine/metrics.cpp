@@ -23,6 +23,10 @@ constexpr Family kRequests{"sluice_rule_requests_total", Kind::kCounter,
 constexpr Family kSettlements{"sluice_rule_settlements_total", Kind::kCounter,
                               "Gateway responses a rule's cost_from or count_if settled, by what "
                               "was charged."};
+constexpr Family kSettlementsLost{
+    "sluice_rule_settlements_lost_total", Kind::kCounter,
+    "Settlements of a gateway rule kept in Redis that did not reach Redis (down, slow, its "
+    "breaker open): what admission reserved stands for them."};
 // The `frontend` label of the decision service's counters, by Via.
 constexpr std::string_view kViaLabels[kVias] = {"check_api", "sluice_check"};
 
@@ -132,6 +136,9 @@ void settlements(metrics::Sink& sink, std::string_view route, std::string_view r
   each_moved(rows, [&](std::string_view charged, double v) {
     sink.add(kSettlements, {{"route", route}, {"rule", rule}, {"charged", charged}}, v);
   });
+  if (const std::uint64_t lost = c.settled_lost.load(std::memory_order_relaxed); lost > 0) {
+    sink.add(kSettlementsLost, {{"route", route}, {"rule", rule}}, static_cast<double>(lost));
+  }
 }
 
 }  // namespace
@@ -141,6 +148,7 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
     const auto snap = state->snapshot();
     sink.declare(kRequests);
     sink.declare(kSettlements);
+    sink.declare(kSettlementsLost);
     for (const auto& r : snap->routes) {
       for (const auto* list : {&r->enforce, &r->dry_run}) {
         for (const RouteRule& rr : *list) {

@@ -1,18 +1,22 @@
-// settle (sluice/engine/settle.hpp): each settlement the decision recorded, applied to its
-// rule's table (local rules only: check-config refuses cost_from and count_if in Redis).
+// settle (sluice/engine/settle.hpp) and Loop::settle (loop.hpp): each settlement the decision
+// recorded, applied to its rule's table here, or to Redis through the loop's store in the
+// background (the response never waits for it).
 #include "sluice/engine/settle.hpp"
 
 #include <atomic>
 
 #include "internal.hpp"
+#include "sluice/backend/redis/store.hpp"
 #include "sluice/core/settle.hpp"
 #include "sluice/core/status_set.hpp"
+#include "sluice/engine/loop.hpp"
 #include "sluice/local/settle.hpp"
 
 namespace sluice::engine {
 namespace {
 
 using detail::OutcomeAccess;
+using Where = detail::Settlement::Where;
 
 bool counts(const config::Rule& rule, int status) {
   return rule.count_if_status.empty() || core::status_listed(rule.count_if_status, status);
@@ -34,7 +38,42 @@ std::int64_t charge(const config::Rule& rule, std::int64_t reserved, int status,
   return *stated;
 }
 
+// A Redis rule's query item in `out` (its key): the one that answers `applied`.
+const backend::redis::QueryItem* remote_item_of(Outcome& out, std::uint32_t applied) {
+  const auto& remote = detail::remote_of(out);
+  if (!remote) return nullptr;
+  for (const detail::RemotePart& part : remote->parts) {
+    for (std::size_t k = 0; k < part.applied.size(); ++k) {
+      if (part.applied[k] == applied) return &part.query.items[k];
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+namespace detail {
+
+void keep_remote_settlements(Outcome& out) {
+  for (const RemotePart& part : remote_of(out)->parts) {
+    for (std::size_t k = 0; k < part.applied.size(); ++k) {
+      const Applied& a = out.applied[part.applied[k]];
+      if (a.rule == nullptr || !a.rule->settles()) continue;
+      Where where = Where::kRedis;
+      if (part.source != backend::redis::Source::kRedis) {
+        // Redis did not answer: only a local fallback charged the reserve (fail-open counted
+        // nothing, so there is nothing to settle).
+        const auto& in_redis = compiled_of(a).remote;
+        if (in_redis->options().on_failure != backend::redis::FailurePolicy::kLocal) continue;
+        where = Where::kFallback;
+      }
+      OutcomeAccess::settle(out).push_back(
+          {static_cast<std::uint32_t>(part.applied[k]), where, a.rule->reserved(), 0, 0});
+    }
+  }
+}
+
+}  // namespace detail
 
 bool settles(const Outcome& out) { return !OutcomeAccess::settle(out).empty(); }
 
@@ -47,20 +86,44 @@ std::vector<std::string_view> cost_headers(const Outcome& out) {
   return names;
 }
 
-void settle(Outcome& out, int status, const HeaderLookup& header, core::Nanos now) {
+void Loop::settle(Outcome& out, int status, const HeaderLookup& header, core::Nanos now) {
   auto& list = OutcomeAccess::settle(out);
   for (const detail::Settlement& s : list) {
     const Applied& a = out.applied[s.applied];
     const CompiledLimit& limit = detail::compiled_of(a);
-    if (a.rule == nullptr || !limit.table) continue;
+    if (a.rule == nullptr) continue;
     std::atomic<std::uint64_t> RuleCounters::*counter = nullptr;
     const std::int64_t delta =
         core::settle_delta(s.reserved, charge(*a.rule, s.reserved, status, header, counter));
-    local::settle(limit.table->table, {s.bucket, s.fingerprint}, now + limit.shift(now), delta);
-    if (RuleCounters* c = detail::counters_of(a))
-      (c->*counter).fetch_add(1, std::memory_order_relaxed);
+    RuleCounters* counters = detail::counters_of(a);
+    const backend::redis::QueryItem* item = remote_item_of(out, s.applied);
+    if (s.where == Where::kTable && limit.table) {
+      local::settle(limit.table->table, {s.bucket, s.fingerprint}, now + limit.shift(now), delta);
+    } else if (s.where == Where::kFallback && item != nullptr) {
+      local::settle(limit.remote->fallback()->limits().front().table, table::hash_key(item->key),
+                    now, delta);
+    } else if (s.where == Where::kRedis && item != nullptr && delta != 0) {
+      settle_in_redis(out, *item, delta, counters);
+    }
+    if (counters != nullptr) (counters->*counter).fetch_add(1, std::memory_order_relaxed);
   }
   list.clear();
+}
+
+void Loop::settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, std::int64_t delta,
+                           RuleCounters* counters) {
+  const auto lost = [counters] {
+    if (counters != nullptr) counters->settled_lost.fetch_add(1, std::memory_order_relaxed);
+  };
+  if (store_ == nullptr) {  // no store on this loop (a redis url added after start)
+    lost();
+    return;
+  }
+  // The snapshot keeps the rule's counters alive until Redis answers, whatever `out` does.
+  store_->settle(backend::redis::QueryItem{item.limit, item.key}, delta,
+                 [snapshot = OutcomeAccess::snapshot(out), lost](bool applied) {
+                   if (!applied) lost();
+                 });
 }
 
 }  // namespace sluice::engine

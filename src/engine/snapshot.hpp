@@ -45,6 +45,9 @@ struct RuleCounters {
   std::atomic<std::uint64_t> settled_stated{0};
   std::atomic<std::uint64_t> settled_reserve{0};
   std::atomic<std::uint64_t> settled_nothing{0};
+  // Settlements of a rule kept in Redis that did not reach it (Redis down, slow, the breaker
+  // open): what admission reserved stands for them.
+  std::atomic<std::uint64_t> settled_lost{0};
 };
 
 // One limit made real: decided here (`table`) or in Redis (`remote`); neither for an RLS

@@ -81,8 +81,8 @@ struct RlsAsk {
 // it gets (retry_after: the block's time left).
 // kReport charges `cost` more to the key (negative: gives part of a reserve back) without
 // deciding: a cost known after the fact (POST /v1/report, Limitador's Report); `total` is the
-// state after it. A local rule of an algorithm that settles (token-bucket, gcra, fixed-window,
-// sliding-window) only.
+// state after it. A rule of an algorithm that settles (token-bucket, gcra, fixed-window,
+// sliding-window) only, local or kept in Redis without leasing (lease: 0).
 enum class KeyOp { kPeek, kReset, kBlock, kUnblock, kReport };
 struct KeyAsk {
   std::string_view rule;

@@ -20,6 +20,7 @@
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/instances.hpp"
 #include "sluice/engine/outcome.hpp"
+#include "sluice/engine/settle.hpp"
 #include "sluice/engine/shared_overrides.hpp"
 #include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
@@ -27,7 +28,8 @@
 
 namespace sluice::backend::redis {
 class Store;
-}
+struct QueryItem;
+}  // namespace sluice::backend::redis
 
 namespace sluice::engine {
 
@@ -87,6 +89,16 @@ class Loop {
   // Gives back a permit handed out by the decision service, wherever it is held.
   bool release_lease(std::string_view token);
 
+  // The response head of `out`'s request arrived (`status`, its fields through `header`):
+  // charges each settling rule what the response says, less what admission reserved:
+  // cost_from's stated cost (a missing or malformed value: the reserve stands), nothing when
+  // count_if does not list `status`. Local rules at once; rules kept in Redis in the
+  // background on this loop's store, the response never waiting for it: a settlement Redis
+  // does not take (down, slow, the breaker open) is lost, so the reserve stands, counted in
+  // sluice_rule_settlements_lost_total. Once: a second call does nothing. A request that never
+  // gets a response keeps its reserve.
+  void settle(Outcome& out, int status, const HeaderLookup& header, core::Nanos now);
+
   // With Redis configured: this instance's heartbeat (`about`, under kHeartbeatTtlMs) into
   // the Redis every instance shares (instances.hpp); false without Redis.
   bool heartbeat(const std::string& id, const std::string& about, std::int64_t now_unix_ms);
@@ -114,6 +126,9 @@ class Loop {
   // The Redis permits a completed outcome holds for its request: renewed until release().
   void hold_leases(Outcome& out);
   void complete(Outcome& out, std::function<void()> done);
+  // One settlement of a rule kept in Redis, sent on this loop's store (settle.cpp).
+  void settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, std::int64_t delta,
+                       RuleCounters* counters);
   void await_permit(Outcome& out, std::function<void()> done);
   const std::shared_ptr<const Snapshot>& snapshot();
   // The snapshot's `redis:` into the store: made, or reconfigured when its settings changed.

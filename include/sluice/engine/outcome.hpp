@@ -50,9 +50,16 @@ struct AdaptiveHold {
   bool left = false;
 };
 // A rule of the request whose cost is settled after the response (cost_from, count_if):
-// which of `applied` it is, what admission charged, and its key in the rule's table.
+// which of `applied` it is, what admission charged, where, and its key in the rule's table (a
+// rule kept in Redis: its key is its query item's, in the outcome's Remote).
 struct Settlement {
+  enum class Where : std::uint8_t {
+    kTable,     // the rule's local table
+    kRedis,     // Redis, which admitted it
+    kFallback,  // the local fallback of a Redis rule (on_failure: local), which admitted it
+  };
   std::uint32_t applied = 0;
+  Where where = Where::kTable;
   std::int64_t reserved = 0;
   std::uint64_t bucket = 0;
   std::uint64_t fingerprint = 0;
@@ -133,7 +140,7 @@ enum class ErrorKind {
   kNotResettable,       // a KeyAsk reset of a concurrency rule (its permits go back by release)
   kUnavailable,         // a KeyAsk on a rule kept in Redis while Redis does not answer
   kNoBlocks,            // a KeyAsk on the block of a rule without on_deny: block
-  kNotSettlable,        // a KeyAsk report on a rule that cannot settle (algorithm, storage)
+  kNotSettlable,        // a KeyAsk report on a rule that cannot settle (algorithm, leasing)
 };
 
 // The ask's field an error is about, as the check API names it ("rule", "limit", "cost").

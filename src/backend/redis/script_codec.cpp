@@ -137,6 +137,7 @@ int ScriptBatch::add_limit(const ScriptLimit& limit) {
   limits_.push_back(limit.algorithm);
   std::string flags = limit.count_denied ? "d" : "";
   if (limit.block_ms > 0) flags += "b" + std::to_string(limit.block_ms);
+  if (limit.cost > 0) flags += "c" + std::to_string(limit.cost);
   limits_.push_back(std::move(flags));
   limits_.push_back(std::to_string(limit.params.size()));
   limits_.insert(limits_.end(), limit.params.begin(), limit.params.end());

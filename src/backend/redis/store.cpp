@@ -69,6 +69,9 @@ bool looks_only(RequestKind k) {
 }
 // A reset or an unblock: the refusals every loop kept of the key are forgotten.
 bool forgets(RequestKind k) { return k == RequestKind::kReset || k == RequestKind::kUnblock; }
+// Redis's answer or none, never a failure policy's: a look, and a settlement (applied in Redis
+// or lost).
+bool redis_only(RequestKind k) { return looks_only(k) || k == RequestKind::kSettle; }
 
 core::Decision leased(std::int64_t remaining) {
   return core::Decision{true, 0, remaining, 0, 0, -1};
@@ -164,9 +167,37 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
   auto job = std::make_shared<Job>();
   job->query = std::move(query);
   job->done = std::move(done);
+  start(job);
+}
+
+void Store::settle(QueryItem item, std::int64_t delta, std::function<void(bool)> done) {
+  auto job = std::make_shared<Job>();
+  job->query.items.push_back(std::move(item));
+  job->query.cost = delta;
+  job->query.kind = RequestKind::kSettle;
+  job->done = [done = std::move(done)](Answer a) { done(a.source == Source::kRedis); };
+  job->settlement = true;
+  start(job);
+}
+
+void Store::send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core::Nanos max_wait) {
+  const QueryItem& item = job->query.items.front();
+  Part part;
+  part.job = job;
+  part.items = {0};
+  part.kind = job->query.kind;
+  part.cost = cost;
+  part.max_wait = max_wait;
+  part.slot = options_.client.url.cluster ? key_slot(item.limit->state_key(item.key)) : 0;
+  job->parts_left = 1;
+  pending_.push_back(std::move(part));
+  schedule_flush();
+}
+
+void Store::start(const std::shared_ptr<Job>& job) {
   const auto& items = job->query.items;
   job->each.resize(items.size());
-  if (looks_only(job->query.kind)) {
+  if (redis_only(job->query.kind)) {
     if (items.size() != 1) {
       std::fill(job->each.begin(), job->each.end(), core::overflowed());
       job->source = Source::kFailClosed;
@@ -174,15 +205,7 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
       return;
     }
     if (forgets(job->query.kind)) items[0].limit->count_reset();
-    Part part;
-    part.job = job;
-    part.items = {0};
-    part.kind = job->query.kind;
-    part.cost = 0;
-    part.slot = options_.client.url.cluster ? key_slot(items[0].limit->state_key(items[0].key)) : 0;
-    job->parts_left = 1;
-    pending_.push_back(std::move(part));
-    schedule_flush();
+    send_whole(job, job->query.kind == RequestKind::kSettle ? job->query.cost : 0, 0);
     return;
   }
   // Cost 0 is CL.THROTTLE's quantity 0 (redis-cell's peek): decided by the script, never leased.
@@ -199,15 +222,7 @@ void Store::decide(Query query, std::function<void(Answer)> done) {
     return;
   }
   if (items.size() == 1) {  // the common case: one rule kept in Redis
-    Part part;
-    part.job = job;
-    part.items = {0};
-    part.cost = job->query.cost;
-    part.max_wait = items[0].max_wait;
-    part.slot = options_.client.url.cluster ? key_slot(items[0].limit->state_key(items[0].key)) : 0;
-    job->parts_left = 1;
-    pending_.push_back(std::move(part));
-    schedule_flush();
+    send_whole(job, job->query.cost, items[0].max_wait);
     return;
   }
   // Items that share a slot and a max-wait go as one script request (decided all-or-none);
@@ -244,7 +259,7 @@ bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos no
     denials_.erase(it);
     return false;
   }
-  if (job->query.cost < d.cost) return false;  // a smaller ask may fit earlier
+  if (item.cost_in(job->query.cost) < d.cost) return false;  // a smaller ask may fit earlier
   core::Decision answer = d.decision;
   const core::Nanos elapsed = now - d.decided;
   answer.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
@@ -300,9 +315,20 @@ void Store::send(std::vector<Part> parts) {
     return;
   }
   ScriptBatch batch(ScriptTime{});
-  // Each limit is listed once; an RLS request may reach thousands of them in one part.
+  // Each limit is listed once; an RLS request may reach thousands of them in one part. A rule's
+  // reserve is its own definition (flag c), beside the plain one a report or check uses.
   std::unordered_map<const RemoteLimit*, int> limit_index;
-  auto index_of = [&](const RemoteLimit& l) {
+  std::map<std::pair<const RemoteLimit*, std::int64_t>, int> reserve_index;
+  auto index_of = [&](const RemoteLimit& l, std::int64_t reserve = 0) {
+    if (reserve > 0) {
+      const auto [it, added] = reserve_index.try_emplace({&l, reserve}, 0);
+      if (added) {
+        ScriptLimit s = l.script();
+        s.cost = reserve;
+        it->second = batch.add_limit(s);
+      }
+      return it->second;
+    }
     const auto [it, added] = limit_index.try_emplace(&l, 0);
     if (added) it->second = batch.add_limit(l.script());
     return it->second;
@@ -312,7 +338,8 @@ void Store::send(std::vector<Part> parts) {
     if (p.job) {
       for (int i : p.items) {
         const QueryItem& item = p.job->query.items[static_cast<std::size_t>(i)];
-        refs.emplace_back(index_of(*item.limit), batch.add_key(item.limit->state_key(item.key)));
+        refs.emplace_back(index_of(*item.limit, item.cost),
+                          batch.add_key(item.limit->state_key(item.key)));
       }
     } else {
       refs.emplace_back(index_of(*p.target.limit),
@@ -363,15 +390,20 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
       const auto idx = static_cast<std::size_t>(p.items[j]);
       const QueryItem& item = p.job->query.items[idx];
       p.job->each[idx] = a.limits[j].decision;
-      if (looks_only(p.kind)) {
+      if (redis_only(p.kind)) {
         p.job->seen = a.limits[j].extra != 0;
         // A refusal a loop kept from before the reset, or kept while it was on its way, is
         // forgotten (every loop's, through the limit's count).
         if (forgets(p.kind)) item.limit->count_reset();
+        // A refund lets the key through sooner than this loop's kept refusal says (the other
+        // loops' hold theirs at most cache_denials).
+        if (p.kind == RequestKind::kSettle && p.cost < 0) {
+          denials_.erase(item.limit->state_key(item.key));
+        }
         continue;
       }
       if (p.items.size() == 1 && p.max_wait == 0) {
-        keep_denial(item, p.cost, a.limits[j].decision, sent);
+        keep_denial(item, item.cost_in(p.cost), a.limits[j].decision, sent);
       }
       if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
         p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
@@ -462,9 +494,10 @@ void Store::fail_part(const Part& p, core::Nanos now) {
     }
     return;
   }
-  if (looks_only(p.kind)) {  // a look or a reset is Redis's answer or none
+  if (redis_only(p.kind)) {  // a look, a reset or a settlement is Redis's answer or none
     for (int i : p.items) p.job->each[static_cast<std::size_t>(i)] = core::overflowed();
     p.job->source = Source::kFailClosed;
+    if (p.job->settlement) log_lost_settlement(p.job->query.items.front().limit->name(), now);
     if (--p.job->parts_left == 0) finish(p.job);
     return;
   }
@@ -479,7 +512,7 @@ core::Decision Store::on_failure(const QueryItem& item, std::int64_t cost, core:
                                  Source& source) {
   if (item.limit->options().on_failure == FailurePolicy::kOpen)
     log_fail_open(item.limit->name(), now);
-  return decide_on_failure(item, cost, now, options_.breaker.open_for, source);
+  return decide_on_failure(item, item.cost_in(cost), now, options_.breaker.open_for, source);
 }
 
 core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
@@ -510,15 +543,15 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
 Answer answer_without_store(const Query& query, core::Nanos now) {
   local::AllMustPass fold;
   Answer answer;
-  if (looks_only(query.kind)) {
+  if (redis_only(query.kind)) {
     answer.each.assign(query.items.size(), core::overflowed());
     answer.combined = core::overflowed();
     answer.source = Source::kFailClosed;
     return answer;
   }
   for (const auto& item : query.items) {
-    answer.each.push_back(
-        decide_on_failure(item, query.cost, now, core::kNanosPerSecond, answer.source));
+    answer.each.push_back(decide_on_failure(item, item.cost_in(query.cost), now,
+                                            core::kNanosPerSecond, answer.source));
     fold.add(answer.each.back());
   }
   answer.combined = fold.result();
@@ -567,7 +600,10 @@ void Store::finish(const std::shared_ptr<Job>& job) {
     for (const auto& lease : answer.leases) release(lease);
     answer.leases.clear();
   }
-  stats_.by_source[static_cast<int>(job->source)].fetch_add(1, std::memory_order_relaxed);
+  // A settlement is not a decision: counted by the rule it settles (sluice_rule_settlements_*).
+  if (job->query.kind != RequestKind::kSettle) {
+    stats_.by_source[static_cast<int>(job->source)].fetch_add(1, std::memory_order_relaxed);
+  }
   // Never inside decide(): the caller may still be setting up what the callback resumes.
   boost::asio::post(io_, [done = std::move(job->done), answer = std::move(answer)]() mutable {
     done(std::move(answer));

@@ -1,6 +1,6 @@
 // Store's server log lines (sluice/backend/redis/store.hpp): the breaker opening when Redis is
 // lost and closing when it is back, with the failure policy in force, once per change; the
-// requests fail-open admitted, a count per rule at most once a second.
+// requests fail-open admitted and the settlements lost, a count per rule at most once a second.
 #include "sluice/backend/redis/store.hpp"
 #include "sluice/log/log.hpp"
 
@@ -28,12 +28,17 @@ void Store::log_breaker_change(core::Nanos now) {
 }
 
 void Store::log_fail_open(const std::string& rule, core::Nanos now) {
-  Tally& t = fail_open_[rule];
-  ++t.count;
-  if (t.logged && now - t.logged_at < core::kNanosPerSecond) return;
+  const std::int64_t n = fail_open_[rule].note(now);
+  if (n == 0) return;
   log::warn("sluice: redis unavailable, fail-open admitted requests without a limit",
-            {{"rule", rule}, {"admitted", t.count}, {"on_failure", "fail-open"}});
-  t = Tally{0, now, true};
+            {{"rule", rule}, {"admitted", n}, {"on_failure", "fail-open"}});
+}
+
+void Store::log_lost_settlement(const std::string& rule, core::Nanos now) {
+  const std::int64_t n = lost_[rule].note(now);
+  if (n == 0) return;
+  log::warn("sluice: redis unavailable, settlements lost: what admission reserved stands for them",
+            {{"rule", rule}, {"lost", n}});
 }
 
 }  // namespace sluice::backend::redis

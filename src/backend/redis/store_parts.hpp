@@ -18,6 +18,7 @@ struct Store::Job {
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
   bool seen = false;
+  bool settlement = false;  // Store::settle's: no one waits on it, so a failure is logged here
 };
 
 // A slice of work for one script request: some of a job's items (all in one slot, one

@@ -233,7 +233,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   std::vector<std::string_view> cost_fields;
   if (engine::settles(outcome_)) {
     cost_fields = engine::cost_headers(outcome_);
-    engine::settle(
+    worker_.loop().settle(
         outcome_, status,
         [&res](std::string_view name) -> std::optional<std::string_view> {
           const auto it = res.find(name);

@@ -120,9 +120,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
-        elif path == "/answer":  # ?status=N&header=Name:Value (repeatable)
+        elif path == "/answer":  # ?status=N&header=Name:Value (repeatable)&ms=N (wait first)
             for _ in self.read_body():
                 pass
+            time.sleep(int(q.get("ms", "0")) / 1000)
             extra = [tuple(h.split(":", 1)) for h in parse_qs(url.query).get("header", [])]
             self.reply(int(q.get("status", "200")), b"answer\n", extra)
         elif path == "/slow":

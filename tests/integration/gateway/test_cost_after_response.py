@@ -169,7 +169,11 @@ def test_check_config_names_each_misuse(tmp_path):
         run = check_config(tmp_path, f"  r:\n    key: header:X\n    {body}\n")
         assert run.returncode != 0, body
         assert where in run.stderr and problem in run.stderr, (body, run.stderr)
-    run = check_config(tmp_path, '  r:\n    key: header:X\n    limit: "gcra:rate=1/s,burst=1"\n'
-                       "    storage: redis\n    count_if: {status: [401]}\n",
-                       extra="redis: {{url: redis://127.0.0.1:6379}}")
-    assert run.returncode != 0 and "storage: local" in run.stderr, run.stderr
+    redis_rule = ('  r:\n    key: header:X\n    limit: "gcra:rate=1/s,burst=1"\n'
+                  "    storage: redis\n    count_if: {status: [401]}\n")
+    redis = "redis: {{url: redis://127.0.0.1:6379}}"
+    run = check_config(tmp_path, redis_rule, extra=redis)
+    assert run.returncode == 0, run.stderr  # settled by the Redis script
+    run = check_config(tmp_path, redis_rule + "    lease: 10\n", extra=redis)
+    assert run.returncode != 0 and "field 'count_if'" in run.stderr, run.stderr
+    assert "lease: 0 (exact)" in run.stderr, run.stderr

@@ -98,6 +98,24 @@ TEST(ScriptBatch, ALimitThatBlocksCarriesItsBlockInMillisecondsAfterD) {
   EXPECT_EQ(args[second + 1], "db600000");
 }
 
+TEST(ScriptBatch, AReserveIsFlagCAfterTheOthersAndASettlementCarriesItsSignedCost) {
+  ScriptBatch b(ScriptTime{});
+  ScriptLimit l = script_limit(parse("gcra:rate=1/s,burst=9"));
+  l.cost = 5;  // reserve: 5
+  const int limit = b.add_limit(l);
+  l.count_denied = true;
+  b.add_limit(l);
+  const int key = b.add_key("sluice:{r:a}:gcra");
+  b.add_request(RequestKind::kSettle, -3, 0, {{limit, key}});  // 3 of a reserve given back
+  const auto args = b.args();
+  const std::size_t second = 7 + l.params.size();
+  ASSERT_GE(args.size(), second + 2);
+  EXPECT_EQ(args[5], "c5");
+  EXPECT_EQ(args[second + 1], "dc5");
+  const std::vector<std::string> request(args.end() - 8, args.end());
+  EXPECT_EQ(request, (std::vector<std::string>{"s", "", "", "-3", "0", "1", "1", "1"}));
+}
+
 TEST(ScriptBatch, AKeyIsListedOnceInALargeBatchToo) {
   // 10,000 keys (an RLS request's descriptors), each added twice: past the scan, by hash.
   ScriptBatch b(ScriptTime{});

@@ -18,11 +18,16 @@ struct QueryItem {
   std::shared_ptr<const RemoteLimit> limit;
   std::string key;
   core::Nanos max_wait = 0;
+  // What a decision charges this limit, when not the query's cost (a rule's reserve, settled
+  // after the response); 0: the query's cost.
+  std::int64_t cost = 0;
+  std::int64_t cost_in(std::int64_t query_cost) const { return cost > 0 ? cost : query_cost; }
 };
 
 // One request against one or more Redis limits, all of which must allow it.
 // kPeek and kReset: one item, no cost, never a failure policy's answer (a failure is
 // Source::kFailClosed with an overflowed decision: the caller reports Redis unavailable).
+// kSettle: the same, with `cost` the signed amount settled (a failure: the settlement is lost).
 struct Query {
   std::vector<QueryItem> items;
   std::int64_t cost = 1;

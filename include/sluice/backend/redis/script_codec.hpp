@@ -30,6 +30,9 @@ struct ScriptLimit {
   bool count_denied = false;
   // A key it refuses is blocked this long (a rule's on_deny: block): flag "bMS"; 0 = never.
   std::int64_t block_ms = 0;
+  // A decision charges this limit this much, whatever the request's cost (a rule's reserve,
+  // settled after the response): flag "cN"; 0 = the request's cost.
+  std::int64_t cost = 0;
 };
 
 // `lease_ttl` is how long a concurrency lease lives in Redis if its holder never releases it
@@ -45,6 +48,8 @@ enum class RequestKind : char {
   kReset = 'x',      // forget the key (DEL), then its state as kPeek says; one limit
   kBlockPeek = 'b',  // the key's block (on_deny: block): refused until it ends; one limit
   kUnblock = 'u',    // lift the key's block; one limit; extra 1 when it was blocked
+  kSettle = 's',     // charge `cost` more (negative: give part of a reserve back), then the
+                     // key's state as kPeek says (core/settle.hpp); one limit
 };
 
 // The clock a batch decides at: Redis's own TIME (every instance shares it) or a given

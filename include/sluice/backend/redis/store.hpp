@@ -48,6 +48,11 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   void decide(Query query, std::function<void(Answer)> done);
+  // Settles `delta` more on `item`'s key in Redis (a cost known after the response: a negative
+  // delta gives part of a reserve back), in the background: `done(true)` once Redis applied it,
+  // `done(false)` when it did not (down, slow, the breaker open): the settlement is lost, and
+  // a line a second per rule says so in the server log.
+  void settle(QueryItem item, std::int64_t delta, std::function<void(bool)> done);
 
   // The config's `redis:` changed (a reload): when the client's settings differ (where Redis
   // is, AUTH, TLS, timeouts), later decisions go to a new client made with them, while what is
@@ -100,6 +105,10 @@ class Store {
   struct Denial;
   struct Held;
 
+  // A job of decide() or settle() on its way: answered here, leased, or into the next flush.
+  void start(const std::shared_ptr<Job>& job);
+  // The job's one item as one script request of the job's kind.
+  void send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core::Nanos max_wait);
   // A denial kept for this ask's key that still holds: answered from it, without Redis.
   bool answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now);
   // Keeps a denial Redis answered at `sent` (the script decided after that) for its key.
@@ -154,14 +163,24 @@ class Store {
   core::Nanos logged_at_ = 0;
   bool logged_once_ = false;
   void log_breaker_change(core::Nanos now);
-  // Fail-open admissions per rule, logged as a count at most once a second per rule.
+  // Events per rule, logged as a count at most once a second per rule.
   struct Tally {
     std::int64_t count = 0;
     core::Nanos logged_at = 0;
     bool logged = false;
+    // One more; the count to log when a line is due (the first, then a second after the last).
+    std::int64_t note(core::Nanos now) {
+      ++count;
+      if (logged && now - logged_at < core::kNanosPerSecond) return 0;
+      const std::int64_t n = count;
+      *this = Tally{0, now, true};
+      return n;
+    }
   };
-  std::unordered_map<std::string, Tally> fail_open_;
+  std::unordered_map<std::string, Tally> fail_open_;  // admissions fail-open let through
+  std::unordered_map<std::string, Tally> lost_;       // settlements that did not reach Redis
   void log_fail_open(const std::string& rule, core::Nanos now);
+  void log_lost_settlement(const std::string& rule, core::Nanos now);
 };
 
 // The failure policy's answer for one item: allow, deny (with `retry_after`), or the local

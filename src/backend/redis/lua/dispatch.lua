@@ -9,7 +9,9 @@
 --                      algorithm name, flags, n, n parameter numbers (the C++ Params field
 --                      order); flags: "d" = a refused request is charged as if admitted
 --                      (count_denied, core/denied_charge.hpp); "bMS" = a key it refuses is
---                      blocked MS milliseconds (on_deny: block), in KEY..":block"; "" = none
+--                      blocked MS milliseconds (on_deny: block), in KEY..":block"; "cN" = a
+--                      decision charges this limit N, whatever the request's cost (a rule's
+--                      reserve, settled after the response); "" = none
 --   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
 --                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
@@ -28,6 +30,9 @@
 --                         never writes; `extra` 1 when blocked
 --                      u  unblock: DEL the key's block, then answer admitted; `extra` 1 when
 --                         it was blocked
+--                      s  settle: charge `cost` more to the key, a negative cost gives part of
+--                         a reserve back (core/settle.hpp, the algorithm's settle); answer as p
+--                         does after it; one limit; always writes; `extra` 1
 --                      at_sec/at_ns: this request's own instant ("" = the batch's), so one call
 --                      can carry a stretch of a replayed trace
 -- KEYS: each state key once; a key belongs to one limit.
@@ -73,7 +78,9 @@ for l = 1, n_limits do
     return redis.error_reply('ERR sluice script: ' .. name .. ' does not count denials')
   end
   local block_ms = tonumber(string.match(flags, 'b(%d+)'))
-  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied, block_ms = block_ms }
+  local reserve = tonumber(string.match(flags, 'c(%d+)'))
+  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied, block_ms = block_ms,
+                cost = reserve }
 end
 
 -- Virtual time is not Redis's clock: a state's time-to-live is kept at least an hour, so
@@ -181,7 +188,7 @@ while i <= n_args do
     elseif kind == 'd' and block_left > 0 then
       d = blocked(L, current, now, block_left)
     elseif kind == 'd' then
-      d, next_state, commit_on_denial, extra = L.alg.decide(L.p, current, now, cost, max_wait)
+      d, next_state, commit_on_denial, extra = L.alg.decide(L.p, current, now, L.cost or cost, max_wait)
     elseif kind == 't' and L.alg.take ~= nil then
       extra, d, next_state = L.alg.take(L.p, current, now, cost)
     elseif kind == 'r' and L.alg.release ~= nil then
@@ -190,6 +197,11 @@ while i <= n_args do
     elseif kind == 'w' and L.alg.renew ~= nil then
       next_state, extra = L.alg.renew(L.p, current, now, cost)
       d = decision(true, 0, -1, 0, 0, -1)
+    elseif kind == 's' and L.alg.settle ~= nil then
+      next_state = current
+      if cost ~= 0 then next_state = L.alg.settle(L.p, current, now, cost) end
+      d = peek(L, next_state, now)
+      extra = 1
     else
       return redis.error_reply('ERR sluice script: request kind ' .. tostring(kind) .. ' does not apply to this algorithm')
     end
@@ -219,7 +231,7 @@ while i <= n_args do
       frames[st.ki] = T.now_sec
       owner[st.ki] = st.L
     elseif charge and st.L.count_denied and not st.d.overflow then
-      states[st.ki] = st.L.alg.charge_denied(st.L.p, st.current, now, cost)
+      states[st.ki] = st.L.alg.charge_denied(st.L.p, st.current, now, st.L.cost or cost)
       frames[st.ki] = T.now_sec
       owner[st.ki] = st.L
     end

@@ -60,4 +60,15 @@ LAZY['fixed-window'] = function()
     local d = fw.decide(p, s, now, 1, 0)
     return 0, d, s
   end
+
+  -- A cost settled after the response (core::Settle<FixedWindow>): more fills the window as a
+  -- counted refusal does; a refund gives back within the window it was taken in only. A
+  -- window beyond the script's exact range decides nothing (overflow), so nothing is settled.
+  ALG['fixed-window'].settle = function(p, s, now, delta)
+    local phase = now_phase(p.window)
+    if phase == nil then return s end
+    if delta >= 0 then return ALG['fixed-window'].charge_denied(p, s, now, delta) end
+    if s.start ~= now - phase then return s end
+    return { start = s.start, count = math.max(0, s.count + delta) }
+  end
 end

@@ -89,4 +89,13 @@ LAZY['gcra'] = function()
     -- Idle once the TAT has passed.
     ttl = function(p, s, now) return s.tat - now end,
   }
+
+  -- A cost settled after the response (core::Settle<Gcra>): more is charged as a counted
+  -- refusal is; a refund moves the TAT back by its intervals, never before now.
+  ALG['gcra'].settle = function(p, s, now, delta)
+    if delta >= 0 then return ALG['gcra'].charge_denied(p, s, now, delta) end
+    if s.tat <= now then return s end
+    if -delta > idiv(s.tat - now, p.interval) then return { tat = now } end
+    return { tat = s.tat + delta * p.interval }
+  end
 end

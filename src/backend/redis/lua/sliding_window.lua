@@ -133,6 +133,17 @@ LAZY['sliding-window'] = function()
     return { start = s.start, prev = s.prev, curr = math.min(p.limit, s.curr + cost) }
   end
 
+  -- A cost settled after the response (core::Settle<SlidingWindow>): more fills curr as a
+  -- counted refusal does; a refund gives back within the window it was taken in only.
+  M.settle = function(p, s0, now, delta)
+    local phase = now_phase(p.window)
+    if phase == nil then return s0 end
+    if delta >= 0 then return M.charge_denied(p, s0, now, delta) end
+    local s = roll(p, s0, now - phase)
+    if s.start ~= s0.start then return s end
+    return { start = s.start, prev = s.prev, curr = math.max(0, s.curr + delta) }
+  end
+
   M.encode = function(p, s) return { s.start, s.prev, s.curr } end
   M.decode = function(p, f, shift_sec)
     return { start = f[1] + shift_sec * NS_PER_SEC, prev = f[2], curr = f[3] }

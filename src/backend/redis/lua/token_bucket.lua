@@ -51,6 +51,11 @@ LAZY['token-bucket'] = function()
   local function duration_for(p, tokens) return go_duration(1e9 * (tokens / p.per_second)) end
 
   local function at(tokens, now) return { tokens = tokens, sec = 0, ns = now } end
+  -- `tokens` as of the later of the state's last update and now (C++ max(s.last, now)).
+  local function at_latest(s, now, tokens)
+    if s.sec > 0 or (s.sec == 0 and s.ns > now) then return { tokens = tokens, sec = s.sec, ns = s.ns } end
+    return at(tokens, now)
+  end
 
   local function decide(p, s, now, cost, max_wait)
     local available = advance(p, s, now)
@@ -88,9 +93,14 @@ LAZY['token-bucket'] = function()
     -- count_denied (core::DeniedCharge<TokenBucket>): the tokens are taken though refused,
     -- down to minus the burst; `last` is the later of the state's and now.
     charge_denied = function(p, s, now, cost)
-      local tokens = math.max(advance(p, s, now) - cost, -p.burst)
-      if s.sec > 0 or (s.sec == 0 and s.ns > now) then return { tokens = tokens, sec = s.sec, ns = s.ns } end
-      return at(tokens, now)
+      return at_latest(s, now, math.max(advance(p, s, now) - cost, -p.burst))
+    end,
+
+    -- A cost settled after the response (core::Settle<TokenBucket>): more is taken as a
+    -- counted refusal takes it; a refund puts the tokens back, up to a full bucket.
+    settle = function(p, s, now, delta)
+      if delta >= 0 then return ALG['token-bucket'].charge_denied(p, s, now, delta) end
+      return at_latest(s, now, math.min(advance(p, s, now) - delta, p.burst))
     end,
 
     encode = function(p, s) return { s.tokens, s.sec, s.ns } end,
