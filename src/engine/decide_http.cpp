@@ -210,7 +210,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     }
     remote->one().applied.push_back(out.applied.size());
     remote->one().query.items.push_back(
-        remote_item(limit, std::move(keys[i].text), rule.max_wait()));
+        remote_item(limit, std::move(keys[i].text), rule.max_wait(), now));
     out.applied.push_back(a);
   }
   decide_dry_run(*route, r, tier_trusted, now, out);

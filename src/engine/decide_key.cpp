@@ -124,7 +124,7 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
     remote->now = now;
     RemotePart& part = remote->one();
     part.applied.push_back(0);
-    part.query.items.push_back(remote_item(limit, std::string(a.key), 0));
+    part.query.items.push_back(remote_item(limit, std::string(a.key), 0, now));
     part.query.cost = 0;
     part.query.kind = redis_kind(a.op);
     remote_of(out) = std::move(remote);

@@ -300,9 +300,18 @@ void Store::send(std::vector<Part> parts) {
     return;
   }
   ScriptBatch batch(ScriptTime{});
-  // Each limit is listed once; an RLS request may reach thousands of them in one part.
+  // Each limit is listed once; an RLS request may reach thousands of them in one part. A
+  // calendar window is listed once per window its asks were made in (its bounds differ).
   std::unordered_map<const RemoteLimit*, int> limit_index;
-  auto index_of = [&](const RemoteLimit& l) {
+  std::map<std::pair<const RemoteLimit*, std::int64_t>, int> calendar_index;
+  auto index_of = [&](const QueryItem& item) {
+    const RemoteLimit& l = *item.limit;
+    if (const core::Calendar* calendar = l.calendar()) {
+      const CalendarBounds bounds = calendar_bounds(*calendar, item.unix_now);
+      const auto [it, added] = calendar_index.try_emplace({&l, bounds[1]}, 0);
+      if (added) it->second = batch.add_limit(with_calendar_bounds(l.script(), bounds));
+      return it->second;
+    }
     const auto [it, added] = limit_index.try_emplace(&l, 0);
     if (added) it->second = batch.add_limit(l.script());
     return it->second;
@@ -312,11 +321,10 @@ void Store::send(std::vector<Part> parts) {
     if (p.job) {
       for (int i : p.items) {
         const QueryItem& item = p.job->query.items[static_cast<std::size_t>(i)];
-        refs.emplace_back(index_of(*item.limit), batch.add_key(item.limit->state_key(item.key)));
+        refs.emplace_back(index_of(item), batch.add_key(item.limit->state_key(item.key)));
       }
     } else {
-      refs.emplace_back(index_of(*p.target.limit),
-                        batch.add_key(p.target.limit->state_key(p.target.key)));
+      refs.emplace_back(index_of(p.target), batch.add_key(p.target.limit->state_key(p.target.key)));
     }
     batch.add_request(p.kind, p.cost, p.max_wait, refs);
   }
@@ -440,7 +448,8 @@ void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now
   Part part;
   part.kind = RequestKind::kTake;
   part.cost = std::max(item.limit->options().lease, pool.waiting.front()->query.cost);
-  part.target = QueryItem{item.limit, item.key, 0};
+  part.target = item;  // a calendar window's time of the ask too
+  part.target.max_wait = 0;
   part.slot = options_.client.url.cluster ? key_slot(state_key) : 0;
   pending_.push_back(std::move(part));
   schedule_flush();
@@ -501,7 +510,9 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
       ask.count_denied = item.limit->options().count_denied;
       local::EachDecision each;
       local::Leases leases;
-      return local::decide_all(std::span(&ask, 1), now, cost, std::span(&each, 1), leases);
+      // A calendar window counts in the calendar's Unix time, not the loop's steady clock.
+      const core::Nanos at = item.limit->calendar() != nullptr ? item.unix_now : now;
+      return local::decide_all(std::span(&ask, 1), at, cost, std::span(&each, 1), leases);
     }
   }
   return core::Decision{true};

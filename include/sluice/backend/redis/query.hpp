@@ -18,6 +18,9 @@ struct QueryItem {
   std::shared_ptr<const RemoteLimit> limit;
   std::string key;
   core::Nanos max_wait = 0;
+  // A calendar window's: the Unix time of the ask on the engine's wall clock, which names the
+  // windows the script picks from (and the local fallback's window).
+  core::Nanos unix_now = 0;
 };
 
 // One request against one or more Redis limits, all of which must allow it.
