@@ -16,7 +16,8 @@ def corpus(kind):
     return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".yaml"))
 
 
-GOOD = corpus("good") + [os.path.join(ROOT, "examples", f) for f in ("gateway.yaml", "tiers.yaml", "redis-shared.yaml")]
+GOOD = corpus("good") + [os.path.join(ROOT, "examples", f) for f in (
+    "gateway.yaml", "tiers.yaml", "redis-shared.yaml", "redis-quota.yaml")]
 BAD = corpus("bad")
 
 

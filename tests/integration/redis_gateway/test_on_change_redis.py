@@ -158,3 +158,17 @@ def test_an_instance_not_yet_reloaded_keeps_to_the_old_limit(redis_server, gatew
     put(b, new, "proportional")
     assert remaining_after_request(b) == (0, 200), "1 of 20: admitted, nothing left"
     assert remaining_after_request(a)[1] == 429
+
+
+def test_one_put_that_turns_keep_into_proportional_rescales_the_state_keep_wrote(redis_server,
+                                                                                 gateways):
+    """The 8 used of burst 10 were written under keep, which records no numbers: the instances
+    take them to be the limit they had before the PUT, 2 of 10 left are 4 of 20 (3 after the
+    request), as a local rule's PUT does (tests/integration/gateway/test_tiers.py)."""
+    old, new, left, expected = CASES["token-bucket"]
+    _, a, b = pair(redis_server, gateways, old, "keep")
+    assert spend(a, 8) == left
+    put(a, new, "proportional")
+    put(b, new, "proportional")
+    assert remaining_after_request(b) == (expected["proportional"], 200)
+    assert peek(a)["remaining"] == expected["proportional"]
