@@ -172,3 +172,30 @@ def test_one_put_that_turns_keep_into_proportional_rescales_the_state_keep_wrote
     put(b, new, "proportional")
     assert remaining_after_request(b) == (expected["proportional"], 200)
     assert peek(a)["remaining"] == expected["proportional"]
+
+
+@pytest.mark.parametrize("on_change", ["reset", "proportional"])
+def test_a_tiers_change_follows_on_change_and_leaves_the_other_tiers(redis_server, gateways,
+                                                                     on_change):
+    """The pro tier goes from gcra burst 10 to 20 (8 used: 3 left), default stays at burst 5
+    (2 used: 4 left): pro has the table's 20 or 4 left after a request, default 3."""
+    tiers = {"default": "gcra:rate=1/m,burst=5", "pro": "gcra:rate=1/m,burst=10"}
+    rule = {"key": "header:X-User", "storage": "redis", "on_failure": "fail-closed",
+            "on_change": on_change, "tier": "header:X-Plan", "tiers": tiers}
+    rs, a, b = pair(redis_server, gateways, "gcra:rate=1/m,burst=1", on_change)
+    for g in (a, b):
+        assert requests.put(f"{g.admin}/v1/rules/r", json=rule, timeout=5).status_code == 200
+
+    def check(g, tier, cost=1):
+        return requests.post(f"{g.admin}/v1/check", timeout=5,
+                             json={"rule": "r", "key": "k", "tier": tier, "cost": cost}).json()
+
+    assert check(a, "pro", 8)["remaining"] == 3
+    assert check(a, "default", 2)["remaining"] == 4
+    rule["tiers"] = {"default": "gcra:rate=1/m,burst=5", "pro": "gcra:rate=1/m,burst=20"}
+    for g in (a, b):
+        assert requests.put(f"{g.admin}/v1/rules/r", json=rule, timeout=5).status_code == 200
+    assert check(b, "pro")["remaining"] == {"reset": 20, "proportional": 4}[on_change]
+    assert check(a, "default")["remaining"] == 3
+    pro_keys = [k.decode() for k in rs.client().keys("sluice:{r/tier/pro:k}:*")]
+    assert len(pro_keys) == (2 if on_change == "reset" else 1), pro_keys
