@@ -268,11 +268,6 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "a leased rule refuses from permits taken ahead, which cannot block the key in Redis; "
          "use lease: 0 (exact) or remove on_deny");
   }
-  if (r.on_change != OnChange::kKeep) {
-    fail("on_change",
-         "a rule kept in Redis keeps its keys' state in Redis as it is (on_change: keep); "
-         "reset and proportional are for local rules");
-  }
   if ((r.tier || !r.overrides.empty() || !r.shared_overrides.empty()) &&
       r.limit.wait == spec::WaitSupport::kNotTimeBased) {
     fail(r.tier ? "tiers" : "overrides",
@@ -289,12 +284,6 @@ void check_redis_rule(const RuleSet& rs, const Rule& r, const Origin& ro, Errors
          "a leased rule admits from permits taken ahead and spent here, which a cost settled "
          "after the response cannot follow (a debt in Redis would not stop the permits already "
          "held); use lease: 0 (exact)");
-  }
-  if (spec::calendar_aligned(r.limit) && ro.ok("limit")) {
-    fail("limit",
-         "calendar windows (align=calendar) are decided locally only, not yet in Redis (the "
-         "script counts windows from Redis's own clock at multiples of a fixed length); use "
-         "storage: local, or a fixed length such as window=24h for UTC days");
   }
   if (!rs.redis || !rs.redis->configured()) {
     errors.add(ro.written("storage") ? ro.at("storage") : ro.line,

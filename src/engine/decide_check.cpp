@@ -31,7 +31,7 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     remote->now = now;
     RemotePart& part = remote->one();
     part.applied.push_back(0);
-    part.query.items.push_back(remote_item(limit, std::string(key), max_wait));
+    part.query.items.push_back(remote_item(limit, std::string(key), max_wait, now));
     part.query.cost = cost;
     remote_of(out) = std::move(remote);
     return Progress::kPending;

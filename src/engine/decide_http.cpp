@@ -210,7 +210,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     }
     remote->one().applied.push_back(out.applied.size());
     remote->one().query.items.push_back(
-        remote_item(limit, std::move(keys[i].text), rule.max_wait()));
+        remote_item(limit, std::move(keys[i].text), rule.max_wait(), now));
     // A reserve is what admission charges this rule, in the same script call as the others.
     if (rule.rule.reserve) remote->one().query.items.back().cost = *rule.rule.reserve;
     out.applied.push_back(a);

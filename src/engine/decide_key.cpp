@@ -51,7 +51,7 @@ Progress ask_redis(const CompiledLimit& limit, std::string_view key,
   remote->now = now;
   RemotePart& part = remote->one();
   part.applied.push_back(0);
-  part.query.items.push_back(remote_item(limit, std::string(key), 0));
+  part.query.items.push_back(remote_item(limit, std::string(key), 0, now));
   part.query.cost = cost;
   part.query.kind = kind;
   remote_of(out) = std::move(remote);

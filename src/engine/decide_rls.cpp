@@ -129,7 +129,7 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
       part->query.cost = cost;
     }
     part->applied.push_back(k);
-    part->query.items.push_back(remote_item(limit, std::move(key), 0));
+    part->query.items.push_back(remote_item(limit, std::move(key), 0, now));
   }
   std::erase_if(remote->parts, [](const RemotePart& p) { return p.applied.empty(); });
   if (remote->parts.empty()) return false;

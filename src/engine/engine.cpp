@@ -28,8 +28,10 @@ std::vector<backend::redis::Answer> answer_without_store(const Remote& remote) {
 }
 
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,
-                                      core::Nanos max_wait) {
-  return backend::redis::QueryItem{limit.remote, std::move(key), max_wait};
+                                      core::Nanos max_wait, core::Nanos now) {
+  backend::redis::QueryItem item{limit.remote, std::move(key), max_wait};
+  if (limit.remote->calendar() != nullptr) item.unix_now = now + limit.shift(now);
+  return item;
 }
 
 namespace {

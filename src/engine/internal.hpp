@@ -184,8 +184,9 @@ Progress start_key(const Snapshot& snap, const KeyAsk& a, core::Nanos now, Outco
 // Redis's answer to a KeyAsk, or a refusal when Redis did not give one.
 void conclude_key(Outcome& out);
 
-// The limit as Redis keeps it: a query item for `key`.
+// The limit as Redis keeps it: a query item for `key`, asked at `now` (a calendar window's
+// item carries the Unix time of it, which names its windows).
 backend::redis::QueryItem remote_item(const CompiledLimit& limit, std::string key,
-                                      core::Nanos max_wait);
+                                      core::Nanos max_wait, core::Nanos now);
 
 }  // namespace sluice::engine::detail

@@ -20,12 +20,24 @@ backend::redis::FailurePolicy backend_policy(config::FailurePolicy p) {
   return backend::redis::FailurePolicy::kOpen;
 }
 
+backend::redis::OnChange backend_on_change(config::OnChange c) {
+  switch (c) {
+    case config::OnChange::kKeep:
+      return backend::redis::OnChange::kKeep;
+    case config::OnChange::kReset:
+      return backend::redis::OnChange::kReset;
+    case config::OnChange::kProportional:
+      return backend::redis::OnChange::kProportional;
+  }
+  return backend::redis::OnChange::kKeep;
+}
+
 bool same_options(const backend::redis::RemoteLimitOptions& a,
                   const backend::redis::RemoteLimitOptions& b) {
   return a.on_failure == b.on_failure && a.local_share == b.local_share && a.lease == b.lease &&
          a.lease_ttl == b.lease_ttl && a.concurrency_lease_ttl == b.concurrency_lease_ttl &&
          a.fallback_memory == b.fallback_memory && a.count_denied == b.count_denied &&
-         a.block == b.block;
+         a.block == b.block && a.on_change == b.on_change;
 }
 
 // The previous limit's table, kept or retuned, when it can serve `spec` in `memory`.
@@ -90,12 +102,18 @@ core::Expected<CompiledLimit> make_limit(std::string name, const spec::LimitSpec
   limit.quota = quota_of(spec);
   if (where.redis) {
     const std::string& in_redis = where.redis_name.empty() ? name : where.redis_name;
-    if (previous != nullptr && previous->remote && previous->spec.canonical == spec.canonical &&
-        previous->remote->name() == in_redis &&
-        same_options(previous->remote->options(), *where.redis)) {
+    auto options = *where.redis;
+    options.on_change = backend_on_change(on_change);
+    const bool replaced =
+        previous != nullptr && previous->remote != nullptr && previous->remote->name() == in_redis;
+    if (replaced && previous->spec.canonical == spec.canonical &&
+        same_options(previous->remote->options(), options)) {
       limit.remote = previous->remote;  // its local fallback keeps its state
     } else {
-      auto remote = backend::redis::RemoteLimit::make(in_redis, spec, *where.redis);
+      // With on_change: proportional, the limit it replaces names the numbers of the states
+      // written before (under keep), so those are rescaled too.
+      auto remote = backend::redis::RemoteLimit::make(in_redis, spec, options,
+                                                      replaced ? &previous->spec : nullptr);
       if (!remote) return core::make_error(remote.error());
       limit.remote = *remote;
     }

@@ -16,7 +16,9 @@ def corpus(kind):
     return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".yaml"))
 
 
-GOOD = corpus("good") + [os.path.join(ROOT, "examples", f) for f in ("gateway.yaml", "tiers.yaml", "redis-shared.yaml", "redis-cost-after-response.yaml")]
+GOOD = corpus("good") + [os.path.join(ROOT, "examples", f) for f in (
+    "gateway.yaml", "tiers.yaml", "redis-shared.yaml", "redis-quota.yaml",
+    "redis-cost-after-response.yaml")]
 BAD = corpus("bad")
 
 

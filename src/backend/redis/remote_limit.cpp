@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "client/sha1.hpp"
 #include "sluice/core/rate.hpp"
 
 namespace sluice::backend::redis {
@@ -78,15 +79,10 @@ core::Expected<spec::LimitSpec> scaled_spec(const spec::LimitSpec& spec, double 
   return spec::parse_limit_spec(out);
 }
 
-core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string name,
-                                                                     spec::LimitSpec spec,
-                                                                     RemoteLimitOptions options) {
+core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(
+    std::string name, spec::LimitSpec spec, RemoteLimitOptions options,
+    const spec::LimitSpec* replaced) {
   if (options.lease < 0) return core::make_error("lease must be 0 (exact) or a permit count");
-  if (spec::calendar_aligned(spec)) {
-    return core::make_error(
-        "calendar windows (align=calendar) are decided locally only, not "
-        "in Redis; use storage: local");
-  }
   if (options.count_denied && options.lease > 0) {
     return core::make_error(
         "count_denied: a leased limit refuses from permits taken ahead, which cannot charge "
@@ -118,6 +114,15 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
   }
   out->name_ = std::move(name);
   out->script_ = script_limit(spec, options.concurrency_lease_ttl);
+  if (options.on_change == OnChange::kReset) {
+    out->key_suffix_ = ":" + detail::sha1_hex(spec.canonical).substr(0, 8);
+  }
+  if (options.on_change == OnChange::kProportional) {
+    out->script_.proportional = true;
+    if (replaced != nullptr && replaced->algorithm == spec.algorithm) {
+      out->script_.replaced = script_limit(*replaced, options.concurrency_lease_ttl).params;
+    }
+  }
   out->script_.count_denied = options.count_denied;
   // Whole milliseconds, at least one (PX): a block is a wait the client is told in seconds.
   if (options.block > 0) {
@@ -130,12 +135,18 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(std::string
 
 std::string RemoteLimit::state_key(std::string_view key) const {
   std::string out;
-  out.reserve(12 + name_.size() + key.size() + spec_.algorithm.size());
+  out.reserve(12 + name_.size() + key.size() + spec_.algorithm.size() + key_suffix_.size());
   out.append("sluice:{").append(name_).push_back(':');
   out.append(key).append("}:");
   // Another algorithm's state would not parse: a rule that changes algorithm starts afresh.
   out.append(spec_.algorithm);
+  out.append(key_suffix_);
   return out;
+}
+
+const core::Calendar* RemoteLimit::calendar() const {
+  const auto* p = std::get_if<core::FixedWindow::Params>(&spec_.params);
+  return p != nullptr ? p->calendar : nullptr;
 }
 
 }  // namespace sluice::backend::redis

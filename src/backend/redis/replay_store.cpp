@@ -27,7 +27,11 @@ ReplayStore::ReplayStore(const StoreUrl& url, const std::vector<spec::LimitSpec>
   options.connect_timeout = 2 * core::kNanosPerSecond;
   options.log = nullptr;  // replay's stderr carries its own error, one line
   client_ = std::make_unique<Client>(io_, options);
-  for (const auto& s : specs) limits_.push_back(script_limit(s));
+  for (const auto& s : specs) {
+    limits_.push_back(script_limit(s));
+    const auto* window = std::get_if<core::FixedWindow::Params>(&s.params);
+    calendars_.push_back(window != nullptr ? window->calendar : nullptr);
+  }
   prefix_ = fmt::format("sluice:replay:{}:", run);
 }
 
@@ -54,11 +58,23 @@ core::Expected<std::vector<core::Decision>> ReplayStore::decide(
     // Virtual time: the script keeps states at least an hour (the trace's clock is not Redis's).
     ScriptBatch batch(ScriptTime{false, block[indexes.front()].now});
     std::vector<int> limit_ids;
-    for (const auto& l : limits_) limit_ids.push_back(batch.add_limit(l));
+    for (std::size_t l = 0; l < limits_.size(); ++l) {
+      limit_ids.push_back(calendars_[l] == nullptr ? batch.add_limit(limits_[l]) : 0);
+    }
+    // A calendar window's bounds are those around each request's own instant (a block may
+    // cross a midnight): one definition per window met.
+    std::map<std::pair<std::size_t, std::int64_t>, int> calendar_ids;
+    auto limit_id = [&](std::size_t l, core::Nanos at) {
+      if (calendars_[l] == nullptr) return limit_ids[l];
+      const CalendarBounds bounds = calendar_bounds(*calendars_[l], at);
+      const auto [it, added] = calendar_ids.try_emplace({l, bounds[1]}, 0);
+      if (added) it->second = batch.add_limit(with_calendar_bounds(limits_[l], bounds));
+      return it->second;
+    };
     for (std::size_t i : indexes) {
       std::vector<std::pair<int, int>> refs;
       for (std::size_t l = 0; l < limits_.size(); ++l) {
-        refs.emplace_back(limit_ids[l], batch.add_key(keys[i] + std::to_string(l)));
+        refs.emplace_back(limit_id(l, block[i].now), batch.add_key(keys[i] + std::to_string(l)));
       }
       batch.add_request(RequestKind::kDecide, block[i].cost, max_wait_, refs, block[i].now);
     }

@@ -108,6 +108,25 @@ std::vector<std::string> params_of(const core::Concurrency::Params& p, core::Nan
   return f.take();
 }
 
+// A calendar window's time zone as a number the script compares (a change of zone starts a
+// new window, FixedWindow::retune): FNV-1a of the zone's name from the canonical text, cut to
+// 48 bits so a double holds it exactly.
+std::string zone_number(const std::string& canonical) {
+  constexpr std::string_view kField = "timezone=";
+  const auto at = canonical.find(kField);
+  std::string_view zone;
+  if (at != std::string::npos) {
+    zone = std::string_view(canonical).substr(at + kField.size());
+    zone = zone.substr(0, zone.find(','));
+  }
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : zone) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return std::to_string(h & ((std::uint64_t{1} << 48) - 1));
+}
+
 // Durations beyond the script's exact range: "forever" is -1 on the wire.
 std::string wire_wait(core::Nanos max_wait) {
   if (max_wait == core::kForever || max_wait >= kScriptExact) return "-1";
@@ -117,9 +136,25 @@ std::string wire_wait(core::Nanos max_wait) {
 }  // namespace
 
 ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl) {
-  return ScriptLimit{
-      spec.algorithm,
-      std::visit([&](const auto& p) { return params_of(p, lease_ttl); }, spec.params)};
+  ScriptLimit out{spec.algorithm,
+                  std::visit([&](const auto& p) { return params_of(p, lease_ttl); }, spec.params)};
+  if (spec::calendar_aligned(spec)) out.params.push_back(zone_number(spec.canonical));
+  return out;
+}
+
+CalendarBounds calendar_bounds(const core::Calendar& calendar, core::Nanos unix_now) {
+  const core::CalendarWindow now = calendar.window_at(unix_now);
+  const core::CalendarWindow before = calendar.window_at(now.start - 1);
+  const core::CalendarWindow next = calendar.window_at(now.end);
+  // Windows start on whole seconds (zone offsets are whole seconds).
+  return {before.start / core::kNanosPerSecond, now.start / core::kNanosPerSecond,
+          now.end / core::kNanosPerSecond, next.end / core::kNanosPerSecond};
+}
+
+ScriptLimit with_calendar_bounds(ScriptLimit limit, const CalendarBounds& bounds) {
+  limit.calendar.clear();
+  for (std::int64_t b : bounds) limit.calendar.push_back(std::to_string(b));
+  return limit;
 }
 
 ScriptBatch::ScriptBatch(ScriptTime time) {
@@ -137,10 +172,18 @@ int ScriptBatch::add_limit(const ScriptLimit& limit) {
   limits_.push_back(limit.algorithm);
   std::string flags = limit.count_denied ? "d" : "";
   if (limit.block_ms > 0) flags += "b" + std::to_string(limit.block_ms);
-  if (limit.cost > 0) flags += "c" + std::to_string(limit.cost);
+  if (limit.cost > 0) flags += "r" + std::to_string(limit.cost);
+  if (!limit.calendar.empty()) flags += "c";
+  if (limit.proportional) flags += "p";
   limits_.push_back(std::move(flags));
   limits_.push_back(std::to_string(limit.params.size()));
   limits_.insert(limits_.end(), limit.params.begin(), limit.params.end());
+  // The sections the flags announce, in the order the script reads them.
+  limits_.insert(limits_.end(), limit.calendar.begin(), limit.calendar.end());
+  if (limit.proportional) {
+    limits_.push_back(std::to_string(limit.replaced.size()));
+    limits_.insert(limits_.end(), limit.replaced.begin(), limit.replaced.end());
+  }
   return ++limit_count_;
 }
 

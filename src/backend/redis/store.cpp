@@ -6,6 +6,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "sluice/backend/redis/key_slot.hpp"
@@ -316,14 +318,20 @@ void Store::send(std::vector<Part> parts) {
   }
   ScriptBatch batch(ScriptTime{});
   // Each limit is listed once; an RLS request may reach thousands of them in one part. A rule's
-  // reserve is its own definition (flag c), beside the plain one a report or check uses.
+  // reserve is its own definition (flag r), beside the plain one a report or check uses, and a
+  // calendar window is listed once per window its asks were made in (its bounds differ).
   std::unordered_map<const RemoteLimit*, int> limit_index;
-  std::map<std::pair<const RemoteLimit*, std::int64_t>, int> reserve_index;
-  auto index_of = [&](const RemoteLimit& l, std::int64_t reserve = 0) {
-    if (reserve > 0) {
-      const auto [it, added] = reserve_index.try_emplace({&l, reserve}, 0);
+  std::map<std::tuple<const RemoteLimit*, std::int64_t, std::int64_t>, int> variant_index;
+  auto index_of = [&](const QueryItem& item, std::int64_t reserve = 0) {
+    const RemoteLimit& l = *item.limit;
+    const core::Calendar* calendar = l.calendar();
+    if (reserve > 0 || calendar != nullptr) {
+      std::optional<CalendarBounds> bounds;
+      if (calendar != nullptr) bounds = calendar_bounds(*calendar, item.unix_now);
+      const auto [it, added] =
+          variant_index.try_emplace({&l, reserve, bounds ? (*bounds)[1] : 0}, 0);
       if (added) {
-        ScriptLimit s = l.script();
+        ScriptLimit s = bounds ? with_calendar_bounds(l.script(), *bounds) : l.script();
         s.cost = reserve;
         it->second = batch.add_limit(s);
       }
@@ -338,12 +346,11 @@ void Store::send(std::vector<Part> parts) {
     if (p.job) {
       for (int i : p.items) {
         const QueryItem& item = p.job->query.items[static_cast<std::size_t>(i)];
-        refs.emplace_back(index_of(*item.limit, item.cost),
+        refs.emplace_back(index_of(item, item.cost),
                           batch.add_key(item.limit->state_key(item.key)));
       }
     } else {
-      refs.emplace_back(index_of(*p.target.limit),
-                        batch.add_key(p.target.limit->state_key(p.target.key)));
+      refs.emplace_back(index_of(p.target), batch.add_key(p.target.limit->state_key(p.target.key)));
     }
     batch.add_request(p.kind, p.cost, p.max_wait, refs);
   }
@@ -472,7 +479,8 @@ void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now
   Part part;
   part.kind = RequestKind::kTake;
   part.cost = std::max(item.limit->options().lease, pool.waiting.front()->query.cost);
-  part.target = QueryItem{item.limit, item.key, 0};
+  part.target = item;  // a calendar window's time of the ask too
+  part.target.max_wait = 0;
   part.slot = options_.client.url.cluster ? key_slot(state_key) : 0;
   pending_.push_back(std::move(part));
   schedule_flush();
@@ -534,7 +542,9 @@ core::Decision decide_on_failure(const QueryItem& item, std::int64_t cost, core:
       ask.count_denied = item.limit->options().count_denied;
       local::EachDecision each;
       local::Leases leases;
-      return local::decide_all(std::span(&ask, 1), now, cost, std::span(&each, 1), leases);
+      // A calendar window counts in the calendar's Unix time, not the loop's steady clock.
+      const core::Nanos at = item.limit->calendar() != nullptr ? item.unix_now : now;
+      return local::decide_all(std::span(&ask, 1), at, cost, std::span(&each, 1), leases);
     }
   }
   return core::Decision{true};

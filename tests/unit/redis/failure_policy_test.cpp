@@ -54,6 +54,21 @@ TEST(FailurePolicy, LocalDecidesAtItsShareAndKeepsStateAcrossCalls) {
   EXPECT_TRUE(answer_without_store(one(l, "other"), 0).combined.allowed);
 }
 
+TEST(FailurePolicy, LocalFallbackOfACalendarWindowCountsOnTheAsksUnixTime) {
+  // The loop's steady clock says 5 s; the ask was made at Jan 31, 23:59:59 in Berlin: the
+  // fallback's day ends in a second, at Berlin's midnight.
+  auto l = limit("fixed-window:limit=2,window=1d,align=calendar,timezone=Europe/Berlin",
+                 FailurePolicy::kLocal, 0.5);
+  Query q = one(l, "k");
+  q.items[0].unix_now = (1769900400 - 1) * core::kNanosPerSecond;
+  const Answer first = answer_without_store(q, 5 * core::kNanosPerSecond);
+  EXPECT_TRUE(first.combined.allowed);
+  EXPECT_EQ(first.combined.reset_after, core::kNanosPerSecond);
+  const Answer second = answer_without_store(q, 5 * core::kNanosPerSecond);
+  EXPECT_FALSE(second.combined.allowed) << "limit 2 at share 0.5: 1 a day";
+  EXPECT_EQ(second.combined.retry_after, core::kNanosPerSecond);
+}
+
 TEST(FailurePolicy, SeveralRulesFoldAllMustPassAndNameTheFirstFallback) {
   Query q;
   q.items.push_back({limit("gcra:rate=1/s,burst=0", FailurePolicy::kOpen), "k", 0});

@@ -98,7 +98,7 @@ TEST(ScriptBatch, ALimitThatBlocksCarriesItsBlockInMillisecondsAfterD) {
   EXPECT_EQ(args[second + 1], "db600000");
 }
 
-TEST(ScriptBatch, AReserveIsFlagCAfterTheOthersAndASettlementCarriesItsSignedCost) {
+TEST(ScriptBatch, AReserveIsFlagRAfterTheOthersAndASettlementCarriesItsSignedCost) {
   ScriptBatch b(ScriptTime{});
   ScriptLimit l = script_limit(parse("gcra:rate=1/s,burst=9"));
   l.cost = 5;  // reserve: 5
@@ -110,10 +110,33 @@ TEST(ScriptBatch, AReserveIsFlagCAfterTheOthersAndASettlementCarriesItsSignedCos
   const auto args = b.args();
   const std::size_t second = 7 + l.params.size();
   ASSERT_GE(args.size(), second + 2);
-  EXPECT_EQ(args[5], "c5");
-  EXPECT_EQ(args[second + 1], "dc5");
+  EXPECT_EQ(args[5], "r5");
+  EXPECT_EQ(args[second + 1], "dr5");
   const std::vector<std::string> request(args.end() - 8, args.end());
   EXPECT_EQ(request, (std::vector<std::string>{"s", "", "", "-3", "0", "1", "1", "1"}));
+}
+
+TEST(ScriptBatch, CalendarBoundsAndTheReplacedParamsFollowTheParamsAsTheFlagsSay) {
+  const spec::LimitSpec daily =
+      parse("fixed-window:limit=5,window=1d,align=calendar,timezone=Europe/Berlin");
+  ScriptLimit l = script_limit(daily);
+  // limit, nominal window, then a number naming the zone (a change of zone starts afresh).
+  ASSERT_EQ(l.params.size(), 3u);
+  EXPECT_EQ(l.params[1], "86400000000000");
+  EXPECT_NE(l.params[2], script_limit(parse("fixed-window:limit=5,window=1d,align=calendar,"
+                                            "timezone=UTC"))
+                             .params[2]);
+  l = with_calendar_bounds(l, {1, 2, 3, 4});
+  l.proportional = true;
+  l.replaced = {"4", "86400000000000", "7"};
+  ScriptBatch b(ScriptTime{});
+  b.add_limit(l);
+  const std::vector<std::string> args = b.args();
+  const std::vector<std::string> limit(args.begin() + 4, args.end());
+  const std::vector<std::string> want = {
+      "fixed-window",   "cp", "3", "5", "86400000000000", l.params[2], "1", "2", "3", "4", "3", "4",
+      "86400000000000", "7"};
+  EXPECT_EQ(limit, want);
 }
 
 TEST(ScriptBatch, AKeyIsListedOnceInALargeBatchToo) {

@@ -22,6 +22,9 @@ struct QueryItem {
   // after the response); 0: the query's cost.
   std::int64_t cost = 0;
   std::int64_t cost_in(std::int64_t query_cost) const { return cost > 0 ? cost : query_cost; }
+  // A calendar window's: the Unix time of the ask on the engine's wall clock, which names the
+  // windows the script picks from (and the local fallback's window).
+  core::Nanos unix_now = 0;
 };
 
 // One request against one or more Redis limits, all of which must allow it.

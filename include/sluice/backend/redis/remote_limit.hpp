@@ -26,6 +26,13 @@ enum class FailurePolicy {
 std::string_view failure_policy_name(FailurePolicy p);
 core::Expected<FailurePolicy> parse_failure_policy(std::string_view text);
 
+// What a change of the limit's numbers does to its keys' states in Redis (a rule's on_change).
+enum class OnChange {
+  kKeep,          // the same keys, their states read under the new numbers as they are
+  kReset,         // keys named by the limit (state_key): a new limit starts on fresh keys
+  kProportional,  // each state records its numbers; another limit's is rescaled when met
+};
+
 struct RemoteLimitOptions {
   FailurePolicy on_failure = FailurePolicy::kOpen;
   // kLocal: this instance's share of the rate and burst while Redis is away (with N instances
@@ -46,14 +53,17 @@ struct RemoteLimitOptions {
   core::Nanos block = 0;
   // Memory of the local fallback's table.
   std::size_t fallback_memory = 4u << 20;
+  OnChange on_change = OnChange::kKeep;
 };
 
 class RemoteLimit {
  public:
   // Errors: an algorithm the fallback or leasing cannot take, a share outside (0, 1].
-  static core::Expected<std::shared_ptr<const RemoteLimit>> make(std::string name,
-                                                                 spec::LimitSpec spec,
-                                                                 RemoteLimitOptions options);
+  // `replaced`: the limit this one replaces (a reload, a PUT); with on_change: proportional,
+  // states that record no numbers (written under keep) are rescaled from its numbers.
+  static core::Expected<std::shared_ptr<const RemoteLimit>> make(
+      std::string name, spec::LimitSpec spec, RemoteLimitOptions options,
+      const spec::LimitSpec* replaced = nullptr);
 
   const std::string& name() const { return name_; }
   const spec::LimitSpec& spec() const { return spec_; }
@@ -61,8 +71,14 @@ class RemoteLimit {
   const ScriptLimit& script() const { return script_; }
 
   // "sluice:{NAME:KEY}:ALGORITHM": the hash tag spreads a limit's keys over the cluster's
-  // slots; a retuned limit (same algorithm) keeps its keys' states.
+  // slots; a retuned limit (same algorithm) keeps its keys' states. With on_change: reset,
+  // ":TAG" follows, the first 8 hex digits of the SHA-1 of the canonical limit text: a changed
+  // limit counts on new keys (in the same slot) and the old ones expire by their TTL.
   std::string state_key(std::string_view key) const;
+
+  // A calendar window's calendar (its script limit takes the bounds around the ask's Unix
+  // time, with_calendar_bounds); null for every other limit.
+  const core::Calendar* calendar() const;
 
   // The in-process stand-in for kLocal (thread-safe); null for other policies.
   local::Policy* fallback() const { return fallback_.get(); }
@@ -75,6 +91,7 @@ class RemoteLimit {
  private:
   RemoteLimit() = default;
   std::string name_;
+  std::string key_suffix_;  // ":TAG" with on_change: reset
   spec::LimitSpec spec_;
   RemoteLimitOptions options_;
   ScriptLimit script_;

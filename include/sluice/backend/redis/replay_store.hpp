@@ -43,6 +43,8 @@ class ReplayStore {
   Script script_;
   bool cluster_ = false;
   std::vector<ScriptLimit> limits_;
+  // Per limit: its calendar (a calendar window: the trace's time is Unix time), else null.
+  std::vector<const core::Calendar*> calendars_;
   core::Nanos max_wait_ = 0;
   std::string prefix_;
 };

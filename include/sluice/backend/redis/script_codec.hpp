@@ -2,6 +2,7 @@
 // building a batch's KEYS/ARGV and reading its reply back into core decisions. Pure: no I/O.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "sluice/backend/redis/reply.hpp"
+#include "sluice/core/calendar.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/core/expected.hpp"
 #include "sluice/core/time.hpp"
@@ -31,13 +33,30 @@ struct ScriptLimit {
   // A key it refuses is blocked this long (a rule's on_deny: block): flag "bMS"; 0 = never.
   std::int64_t block_ms = 0;
   // A decision charges this limit this much, whatever the request's cost (a rule's reserve,
-  // settled after the response): flag "cN"; 0 = the request's cost.
+  // settled after the response): flag "rN"; 0 = the request's cost.
   std::int64_t cost = 0;
+  // A calendar window (align=calendar): the bounds of the windows around the instance's Unix
+  // time (calendar_bounds), which change with it: flag "c", set per batch. Empty: none.
+  std::vector<std::string> calendar = {};
+  // on_change: proportional: flag "p". A state records the params it was written under and is
+  // rescaled from them when they differ; `replaced` are the params of the limit this one
+  // replaced, assumed for a state that records none (written under on_change: keep).
+  bool proportional = false;
+  std::vector<std::string> replaced = {};
 };
 
 // `lease_ttl` is how long a concurrency lease lives in Redis if its holder never releases it
-// (a crashed instance); unused by the time-based algorithms.
+// (a crashed instance); unused by the time-based algorithms. A calendar window's params end
+// with a number naming its time zone (so a change of zone starts afresh, as locally).
 ScriptLimit script_limit(const spec::LimitSpec& spec, core::Nanos lease_ttl = 0);
+
+// The calendar windows around `unix_now`: the previous one's start, the current one's start,
+// the next one's start and its end, in Unix seconds. The script counts in whichever of the three
+// holds Redis's clock, so an instance's clock may be off by up to a window.
+using CalendarBounds = std::array<std::int64_t, 4>;
+CalendarBounds calendar_bounds(const core::Calendar& calendar, core::Nanos unix_now);
+// `limit` (a calendar window's) with those bounds.
+ScriptLimit with_calendar_bounds(ScriptLimit limit, const CalendarBounds& bounds);
 
 enum class RequestKind : char {
   kDecide = 'd',     // decide (concurrency: acquire a lease)

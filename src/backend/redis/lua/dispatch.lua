@@ -9,9 +9,12 @@
 --                      algorithm name, flags, n, n parameter numbers (the C++ Params field
 --                      order); flags: "d" = a refused request is charged as if admitted
 --                      (count_denied, core/denied_charge.hpp); "bMS" = a key it refuses is
---                      blocked MS milliseconds (on_deny: block), in KEY..":block"; "cN" = a
+--                      blocked MS milliseconds (on_deny: block), in KEY..":block"; "rN" = a
 --                      decision charges this limit N, whatever the request's cost (a rule's
---                      reserve, settled after the response); "" = none
+--                      reserve, settled after the response); "c" = a calendar window: 4 bounds
+--                      follow the params (fixed_window.lua); "p" = on_change: proportional: m
+--                      and m numbers follow (the params of the limit it replaced, for states
+--                      that record none; m = 0: none); "" = none
 --   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
 --                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
@@ -78,9 +81,50 @@ for l = 1, n_limits do
     return redis.error_reply('ERR sluice script: ' .. name .. ' does not count denials')
   end
   local block_ms = tonumber(string.match(flags, 'b(%d+)'))
-  local reserve = tonumber(string.match(flags, 'c(%d+)'))
-  limits[l] = { alg = alg, p = alg.params(a), count_denied = count_denied, block_ms = block_ms,
-                cost = reserve }
+  local reserve = tonumber(string.match(flags, 'r(%d+)'))
+  local L = { alg = alg, p = alg.params(a), a = a, count_denied = count_denied, block_ms = block_ms,
+              cost = reserve }
+  if string.find(flags, 'c', 1, true) ~= nil then
+    L.p.cal = { tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]) }
+    i = i + 4
+  end
+  if string.find(flags, 'p', 1, true) ~= nil then
+    if alg.rescale == nil then
+      return redis.error_reply('ERR sluice script: ' .. name .. ' does not rescale')
+    end
+    local m = tonumber(ARGV[i])
+    local replaced = {}
+    for k = 1, m do replaced[k] = tonumber(ARGV[i + k]) end
+    i = i + 1 + m
+    L.proportional = true
+    if m > 0 then L.replaced = replaced end
+    -- The state's own fields come first (a fixed number for the algorithms that rescale).
+    L.width = #alg.encode(L.p, alg.start(L.p, now))
+  end
+  limits[l] = L
+end
+
+-- on_change: proportional. A state records after its own fields the parameters it was written
+-- under (count, then the numbers); one written under others, or recording none under the limit
+-- this one replaced, is carried over as the local table carries it (A::retune, then
+-- core/rescale.hpp), at the instant this limit first meets it.
+local function same(a, b)
+  if #a ~= #b then return false end
+  for k = 1, #a do
+    if a[k] ~= b[k] then return false end
+  end
+  return true
+end
+local function carried(L, f, s, now)
+  local under = L.replaced
+  if #f > L.width then
+    under = {}
+    for k = 1, f[L.width + 1] do under[k] = f[L.width + 1 + k] end
+  end
+  if under == nil or same(under, L.a) then return s end
+  local from = L.alg.params(under)
+  if L.alg.retune ~= nil then s = L.alg.retune(from, L.p, s, now) end
+  return L.alg.rescale(from, L.p, s, now)
 end
 
 -- Virtual time is not Redis's clock: a state's time-to-live is kept at least an hour, so
@@ -159,6 +203,7 @@ while i <= n_args do
         local f = split(raw)
         local base = table.remove(f, 1)
         s = L.alg.decode(L.p, f, base - T.now_sec)
+        if L.proportional then s = carried(L, f, s, now) end
       end
       states[ki] = s
       frames[ki] = T.now_sec
@@ -255,6 +300,8 @@ for ki, L in pairs(owner) do
   if virtual and ttl_ms < MIN_VIRTUAL_TTL_MS then ttl_ms = MIN_VIRTUAL_TTL_MS end
   if ttl_ms > MAX_TTL_MS then ttl_ms = MAX_TTL_MS end
   if ttl_ms < 1 then ttl_ms = 1 end
-  redis.call('SET', KEYS[ki], num(frames[ki]) .. ' ' .. join(L.alg.encode(L.p, s)), 'PX', ttl_ms)
+  local value = num(frames[ki]) .. ' ' .. join(L.alg.encode(L.p, s))
+  if L.proportional then value = value .. ' ' .. #L.a .. ' ' .. join(L.a) end
+  redis.call('SET', KEYS[ki], value, 'PX', ttl_ms)
 end
 return out

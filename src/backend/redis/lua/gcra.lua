@@ -88,6 +88,13 @@ LAZY['gcra'] = function()
 
     -- Idle once the TAT has passed.
     ttl = function(p, s, now) return s.tat - now end,
+
+    -- on_change: proportional (core/rescale.hpp; Gcra::retune keeps the TAT): the time ahead
+    -- of now, what is used, scales with the tolerance, T * (burst + 1).
+    rescale = function(from, to, s, now)
+      if s.tat <= now or from.tolerance <= 0 then return s end
+      return { tat = now + scaled(s.tat - now, to.tolerance, from.tolerance) }
+    end,
   }
 
   -- A cost settled after the response (core::Settle<Gcra>): more is charged as a counted

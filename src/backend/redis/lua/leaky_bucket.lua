@@ -143,5 +143,12 @@ LAZY['leaky-bucket'] = function()
       if t > TTL_CAP then return TTL_CAP end
       return t
     end,
+
+    -- on_change: proportional (core/rescale.hpp; LeakyBucket::retune keeps the excess): the
+    -- excess scales with the burst; a fresh key stays fresh.
+    rescale = function(from, to, s, now)
+      if s.excess == FRESH or from.burst <= 0 then return s end
+      return { excess = scaled(s.excess, to.burst, from.burst), last_ms = s.last_ms }
+    end,
   }
 end

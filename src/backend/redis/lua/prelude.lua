@@ -44,6 +44,46 @@ local function mulmod(a, b, m)
   return r
 end
 
+-- floor(a*b/c) and (a*b) mod c for integers 0 <= a, b and 0 < c < 2^52, exactly; nil when
+-- the quotient reaches 2^53. Shift-and-add over b's bits keeps every partial value exact.
+local function muldiv(a, b, c)
+  local prod = a * b
+  if prod < EXACT then
+    local q = math.floor(prod / c)
+    return q, prod - q * c
+  end
+  local aq = math.floor(a / c)
+  local ar = a - aq * c
+  local bits, n = {}, 0
+  while b > 0 do
+    n = n + 1
+    bits[n] = b % 2
+    b = (b - bits[n]) / 2
+  end
+  local q, r = 0, 0
+  for k = n, 1, -1 do
+    q = q * 2; r = r * 2
+    if r >= c then r = r - c; q = q + 1 end
+    if bits[k] == 1 then
+      q = q + aq; r = r + ar
+      if r >= c then r = r - c; q = q + 1 end
+    end
+    if q >= EXACT then return nil end
+  end
+  return q, r
+end
+
+-- on_change: proportional's used * to / from, rounded down (core/rescale.hpp: detail::scaled,
+-- exact in 128 bits there); 0 <= used, 0 < from. Exact below 2^52 for `from` (52 days of
+-- nanoseconds as a tolerance); beyond it, or a result beyond 2^53, the double's nearest.
+local function scaled(used, to, from)
+  if from < EXACT / 2 then
+    local q = muldiv(used, to, from)
+    if q ~= nil then return q end
+  end
+  return math.floor(used * (to / from))
+end
+
 -- The absolute time's (now_sec * 1e9 + now_ns) remainder modulo `w` ns: where now falls in a
 -- window aligned to multiples of `w` from t=0. nil when w is too large for exact arithmetic.
 -- A batch decides many requests at one instant: the last phase is kept (mulmod is a loop).

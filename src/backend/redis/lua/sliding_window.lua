@@ -14,35 +14,6 @@
 LAZY['sliding-window'] = function()
   local LIMIT = EXACT / 2
 
-  -- floor(a*b/c) and (a*b) mod c for integers 0 <= a, b and 0 < c < 2^52, exactly; nil when
-  -- the quotient reaches 2^53. Shift-and-add over b's bits keeps every partial value exact.
-  local function muldiv(a, b, c)
-    local prod = a * b
-    if prod < EXACT then
-      local q = math.floor(prod / c)
-      return q, prod - q * c
-    end
-    local aq = math.floor(a / c)
-    local ar = a - aq * c
-    local bits, n = {}, 0
-    while b > 0 do
-      n = n + 1
-      bits[n] = b % 2
-      b = (b - bits[n]) / 2
-    end
-    local q, r = 0, 0
-    for k = n, 1, -1 do
-      q = q * 2; r = r * 2
-      if r >= c then r = r - c; q = q + 1 end
-      if bits[k] == 1 then
-        q = q + aq; r = r + ar
-        if r >= c then r = r - c; q = q + 1 end
-      end
-      if q >= EXACT then return nil end
-    end
-    return q, r
-  end
-
   -- ceil(prev * left / w): prev's weighted share of the current window, rounded up.
   local function share(prev, left, w)
     local q, r = muldiv(prev, left, w)
@@ -154,6 +125,18 @@ LAZY['sliding-window'] = function()
     if s.curr > 0 then return s.start + 2 * p.window - now end
     if s.prev > 0 then return s.start + p.window - now end
     return 0
+  end
+
+  -- on_change: proportional (core/rescale.hpp): a new window length starts afresh
+  -- (SlidingWindow::retune), the same one scales both counts by the limits.
+  M.retune = function(from, to, s, now)
+    if from.window ~= to.window then return M.start(to, now) end
+    return s
+  end
+  M.rescale = function(from, to, s, now)
+    if from.limit <= 0 or from.window ~= to.window then return s end
+    return { start = s.start, prev = scaled(s.prev, to.limit, from.limit),
+             curr = scaled(s.curr, to.limit, from.limit) }
   end
 
   ALG['sliding-window'] = M

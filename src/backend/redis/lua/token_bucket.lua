@@ -116,5 +116,14 @@ LAZY['token-bucket'] = function()
       if t > TTL_CAP then return TTL_CAP end
       return t
     end,
+
+    -- on_change: proportional (core/rescale.hpp after TokenBucket::retune): refilled to now
+    -- under the old rate (x/time/rate's SetLimitAt), then the tokens scale with the burst, in
+    -- the C++'s order of operations, at most the new burst.
+    retune = function(from, to, s, now) return at(advance(from, s, now), now) end,
+    rescale = function(from, to, s, now)
+      if from.burst <= 0 then return s end
+      return { tokens = math.min(s.tokens * to.burst / from.burst, to.burst), sec = s.sec, ns = s.ns }
+    end,
   }
 end
