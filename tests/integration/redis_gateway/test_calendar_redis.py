@@ -59,7 +59,7 @@ def test_a_daily_quota_is_one_count_for_both_instances_until_berlin_midnight(red
     for g, left in ((a, 2), (b, 1), (a, 0)):
         r = send(g)
         assert r.status_code == 200
-        m = re.search(r'"daily";r=(\d+);t=(\d+)', r.headers["RateLimit"])
+        m = re.search(r'"daily";a=(\d+);w=(\d+)', r.headers["RateLimit"])
         assert m and int(m.group(1)) == left, r.headers["RateLimit"]
         ok, why = near_midnight(int(m.group(2)))
         assert ok, why

@@ -81,10 +81,10 @@ def reload(g, text):
 
 
 def remaining_after_request(g):
-    """One gateway request of key k: its RateLimit remaining (r=), and its status."""
+    """One gateway request of key k: its RateLimit available quota (a=), and its status."""
     r = requests.get(g.url + "/", headers={"X-User": "k"}, timeout=5)
     field = r.headers["RateLimit"]
-    assert field.startswith('"r";r='), field
+    assert field.startswith('"r";a='), field
     return int(field.split(";")[1][2:]), r.status_code
 
 
