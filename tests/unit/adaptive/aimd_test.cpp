@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "support/units.hpp"
+
 namespace sluice::adaptive {
 namespace {
 
-constexpr Nanos ms(std::int64_t v) { return v * core::kNanosPerMilli; }
+using test::units::ms;
 
 Sample ok(std::int64_t in_flight, Nanos rtt = ms(1)) {
   return Sample{0, rtt, in_flight, Outcome::kSuccess};

@@ -7,10 +7,12 @@
 
 #include <cmath>
 
+#include "support/units.hpp"
+
 namespace sluice::adaptive {
 namespace {
 
-constexpr Nanos ms(std::int64_t v) { return v * core::kNanosPerMilli; }
+using test::units::ms;
 using EG = EnvoyGradient;
 
 // One request of `rtt` finishing at `end`.

@@ -5,14 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "adaptive/samples.hpp"
+#include "support/units.hpp"
+
 namespace sluice::adaptive {
 namespace {
 
-constexpr Nanos ms(std::int64_t v) { return v * core::kNanosPerMilli; }
-
-Sample ok(Nanos rtt, std::int64_t in_flight) {
-  return Sample{0, rtt, in_flight, Outcome::kSuccess};
-}
+using test::success;
+using test::units::ms;
 
 TEST(Gradient2, DefaultsAreTheBuildersOfNetflix) {
   const Gradient2::Params p;
@@ -31,15 +31,15 @@ TEST(Gradient2, DefaultsAreTheBuildersOfNetflix) {
 TEST(Gradient2, SteadyLatencyGrowsTheLimitAndARiseCutsIt) {
   const Gradient2::Params p;
   auto s = Gradient2::start(p, 0, 0);
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(10), 20)), 20);  // 20.8
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(10), 20)), 21);  // 21.6
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(10), 20)), 22);  // 22.4
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(10), 20)), 20);  // 20.8
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(10), 20)), 21);  // 21.6
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(10), 20)), 22);  // 22.4
   EXPECT_NEAR(s.estimated_limit, 22.4, 1e-9);
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(40), 20)), 21);
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(40), 20)), 21);
   EXPECT_NEAR(s.estimated_limit, 21.66, 1e-9);
   EXPECT_NEAR(s.long_rtt.value, 17.5e6, 1e-3);
   // Back to 10 ms: long RTT = 80 / 5 = 16 ms, 1.5 x 1.6 caps at 1: 21.66 x 0.8 + 25.66 x 0.2.
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(10), 20)), 22);
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(10), 20)), 22);
   EXPECT_NEAR(s.estimated_limit, 22.46, 1e-9);
 }
 
@@ -48,8 +48,8 @@ TEST(Gradient2, SteadyLatencyGrowsTheLimitAndARiseCutsIt) {
 TEST(Gradient2, ALongRttOverTwiceTheCurrentDecaysFivePercent) {
   const Gradient2::Params p;
   auto s = Gradient2::start(p, 0, 0);
-  for (int i = 0; i < 5; ++i) Gradient2::update(p, s, ok(ms(10), 20));
-  Gradient2::update(p, s, ok(ms(3), 20));
+  for (int i = 0; i < 5; ++i) Gradient2::update(p, s, success(ms(10), 20));
+  Gradient2::update(p, s, success(ms(3), 20));
   EXPECT_NEAR(s.long_rtt.value, 53e6 / 6 * 0.95, 1e-3);
 }
 
@@ -57,23 +57,23 @@ TEST(Gradient2, ALongRttOverTwiceTheCurrentDecaysFivePercent) {
 TEST(Gradient2, AfterWarmUpTheLongRttIsAnExponentialAverage) {
   const Gradient2::Params p;
   auto s = Gradient2::start(p, 0, 0);
-  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, ok(ms(10), 20));
+  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, success(ms(10), 20));
   EXPECT_NEAR(s.long_rtt.value, 10e6, 1e-3);
-  Gradient2::update(p, s, ok(ms(40), 20));
+  Gradient2::update(p, s, success(ms(40), 20));
   EXPECT_NEAR(s.long_rtt.value, 10e6 + 30e6 * 2 / 601, 1e-3);
 }
 
 TEST(Gradient2, LowUseHoldsTheLimitAndTheFloorIsMinLimit) {
   const Gradient2::Params p;
   auto s = Gradient2::start(p, 0, 0);
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(10), 9)), 20);  // 9 < 20 / 2: app-limited
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(10), 9)), 20);  // 9 < 20 / 2: app-limited
   EXPECT_EQ(s.estimated_limit, 20);
-  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, ok(ms(10), 20));
+  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, success(ms(10), 20));
   EXPECT_EQ(Gradient2::limit(s), 28);  // 20 + 10 x 0.8
   // 1 s against a long RTT near 10 ms: gradient 0.5, each sample takes the limit to
   // 0.8 x L + 0.2 x (0.5 x L + 4) = 0.9 x L + 0.8, from 28 toward 8; min_limit holds it at 20.
-  EXPECT_EQ(Gradient2::update(p, s, ok(ms(1000), 20)), 26);  // 28 x 0.9 + 0.8
-  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, ok(ms(1000), 20));
+  EXPECT_EQ(Gradient2::update(p, s, success(ms(1000), 20)), 26);  // 28 x 0.9 + 0.8
+  for (int i = 0; i < 10; ++i) Gradient2::update(p, s, success(ms(1000), 20));
   EXPECT_EQ(Gradient2::limit(s), 20);
 }
 
@@ -82,7 +82,7 @@ TEST(Gradient2, ADropIsNotALossSignal) {
   const Gradient2::Params p;
   auto a = Gradient2::start(p, 0, 0);
   auto b = a;
-  Gradient2::update(p, a, ok(ms(10), 20));
+  Gradient2::update(p, a, success(ms(10), 20));
   Gradient2::update(p, b, Sample{0, ms(10), 20, Outcome::kDropped});
   EXPECT_EQ(a.estimated_limit, b.estimated_limit);
 }

@@ -4,14 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "adaptive/samples.hpp"
+#include "support/units.hpp"
+
 namespace sluice::adaptive {
 namespace {
 
-constexpr Nanos ms(std::int64_t v) { return v * core::kNanosPerMilli; }
-
-Sample ok(Nanos rtt, std::int64_t in_flight) {
-  return Sample{0, rtt, in_flight, Outcome::kSuccess};
-}
+using test::success;
+using test::units::ms;
 
 // VegasLimitTest.create(): alpha 3, beta 6, smoothing 1, initial 10, max 20.
 Vegas::Params netflix_test_params() {
@@ -37,9 +37,9 @@ TEST(Vegas, Log10RootIsNetflixsLookupTable) {
 TEST(Vegas, NoQueueGrowsTheLimitByBeta) {
   const auto p = netflix_test_params();
   auto s = Vegas::start(p, 0, 1);
-  EXPECT_EQ(Vegas::update(p, s, ok(ms(10), 10)), 10);
+  EXPECT_EQ(Vegas::update(p, s, success(ms(10), 10)), 10);
   EXPECT_EQ(s.rtt_noload, ms(10));
-  EXPECT_EQ(Vegas::update(p, s, ok(ms(10), 11)), 16);
+  EXPECT_EQ(Vegas::update(p, s, success(ms(10), 11)), 16);
 }
 
 // VegasLimitTest.decreaseLimit: 50 ms against 10 ms is a queue of ceil(10 x 0.8) = 8 > beta 6,
@@ -47,8 +47,8 @@ TEST(Vegas, NoQueueGrowsTheLimitByBeta) {
 TEST(Vegas, AQueueOverBetaShrinksTheLimitByItsLog) {
   const auto p = netflix_test_params();
   auto s = Vegas::start(p, 0, 1);
-  Vegas::update(p, s, ok(ms(10), 10));
-  EXPECT_EQ(Vegas::update(p, s, ok(ms(50), 11)), 9);
+  Vegas::update(p, s, success(ms(10), 10));
+  EXPECT_EQ(Vegas::update(p, s, success(ms(50), 11)), 9);
 }
 
 // VegasLimitTest.noChangeIfWithinThresholds: 14 ms is a queue of ceil(10 x 4/14) = 3, between
@@ -56,8 +56,8 @@ TEST(Vegas, AQueueOverBetaShrinksTheLimitByItsLog) {
 TEST(Vegas, AQueueBetweenAlphaAndBetaKeepsTheLimit) {
   const auto p = netflix_test_params();
   auto s = Vegas::start(p, 0, 1);
-  Vegas::update(p, s, ok(ms(10), 10));
-  EXPECT_EQ(Vegas::update(p, s, ok(ms(14), 14)), 10);
+  Vegas::update(p, s, success(ms(10), 10));
+  EXPECT_EQ(Vegas::update(p, s, success(ms(14), 14)), 10);
 }
 
 // VegasLimitTest.largeLimitIncrease with the default functions: at 10000, beta = 6 x 4 = 24.
@@ -66,15 +66,15 @@ TEST(Vegas, DefaultBetaIsSixTimesTheLog) {
   p.initial_limit = 10000;
   p.max_concurrency = 20000;
   auto s = Vegas::start(p, 0, 1);
-  EXPECT_EQ(Vegas::update(p, s, ok(10 * core::kNanosPerSecond, 5000)), 10000);
-  EXPECT_EQ(Vegas::update(p, s, ok(10 * core::kNanosPerSecond, 6000)), 10024);
+  EXPECT_EQ(Vegas::update(p, s, success(10 * core::kNanosPerSecond, 5000)), 10000);
+  EXPECT_EQ(Vegas::update(p, s, success(10 * core::kNanosPerSecond, 6000)), 10024);
 }
 
 TEST(Vegas, ADropShrinksAndLowUseHoldsTheLimit) {
   const auto p = netflix_test_params();
   auto s = Vegas::start(p, 0, 1);
-  Vegas::update(p, s, ok(ms(10), 10));
-  EXPECT_EQ(Vegas::update(p, s, ok(ms(10), 4)), 10);  // 4 x 2 < 10: app-limited
+  Vegas::update(p, s, success(ms(10), 10));
+  EXPECT_EQ(Vegas::update(p, s, success(ms(10), 4)), 10);  // 4 x 2 < 10: app-limited
   EXPECT_EQ(Vegas::update(p, s, Sample{0, ms(10), 10, Outcome::kDropped}), 9);  // 10 - 1
 }
 
@@ -86,9 +86,9 @@ TEST(Vegas, AProbeTakesTheCurrentRttAsTheNewNoLoadRtt) {
   p.probe_multiplier = 1;
   auto s = Vegas::start(p, 0, 1);
   s.probe_jitter = 0.5;
-  Vegas::update(p, s, ok(ms(10), 4));  // count 1 < 2: the first no-load RTT, 10 ms
+  Vegas::update(p, s, success(ms(10), 4));  // count 1 < 2: the first no-load RTT, 10 ms
   EXPECT_EQ(s.rtt_noload, ms(10));
-  Vegas::update(p, s, ok(ms(30), 4));  // count 2 >= 0.5 x 1 x 4: a probe
+  Vegas::update(p, s, success(ms(30), 4));  // count 2 >= 0.5 x 1 x 4: a probe
   EXPECT_EQ(s.rtt_noload, ms(30));
   EXPECT_EQ(s.probe_count, 0);
   EXPECT_GE(s.probe_jitter, 0.5);
@@ -104,7 +104,7 @@ TEST(Vegas, TheSameSeedGivesTheSameJitter) {
 TEST(Vegas, ZeroRttAndIgnoredSamplesChangeNothing) {
   const auto p = netflix_test_params();
   auto s = Vegas::start(p, 0, 1);
-  EXPECT_EQ(Vegas::update(p, s, ok(0, 10)), 10);
+  EXPECT_EQ(Vegas::update(p, s, success(0, 10)), 10);
   EXPECT_EQ(Vegas::update(p, s, Sample{0, ms(10), 10, Outcome::kIgnored}), 10);
   EXPECT_EQ(s.probe_count, 0);
   EXPECT_EQ(s.rtt_noload, 0);

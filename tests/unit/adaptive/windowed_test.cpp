@@ -6,11 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "sluice/adaptive/aimd.hpp"
+#include "support/units.hpp"
 
 namespace sluice::adaptive {
 namespace {
 
-constexpr Nanos ms(std::int64_t v) { return v * core::kNanosPerMilli; }
+using test::units::ms;
 using WindowedAimd = Windowed<Aimd>;
 
 WindowedAimd::Params params() {

@@ -6,14 +6,17 @@
 
 #include <string>
 
+#include "api/api_time.hpp"
+#include "support/units.hpp"
+
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t kMiB = 1 << 20;
+using test::units::kMiB;
 
-Time at(Duration d) { return Time(d); }
+using test::at;
 
 TEST(KeyedLimiter, EachKeyHasItsOwnBudget) {
   KeyedLimiter limiter("token-bucket:rate=1/s,burst=2", kMiB);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <vector>
 
+#include "api/api_time.hpp"
 #include "support/threads.hpp"
 
 namespace sluice {
@@ -14,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Time at(Duration d) { return Time(d); }
+using test::at;
 
 TEST(Limiter, TokenBucketAllowsItsBurstThenOnePerInterval) {
   Limiter limiter("token-bucket:rate=10/s,burst=20", at(0s));

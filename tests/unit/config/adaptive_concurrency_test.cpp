@@ -4,24 +4,21 @@
 
 #include <string>
 
+#include "config/config_errors.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::config {
 namespace {
 
-std::string errors_of(const Loaded& loaded) {
-  std::string out;
-  for (const auto& e : loaded.errors) out += e.format() + "\n";
-  return out;
-}
+using test::errors_of;
 
-std::string route_with(const std::string& block, const std::string& top = "") {
+std::string adaptive_route(const std::string& block, const std::string& top = "") {
   return top + "upstreams:\n  app: {servers: [127.0.0.1:9]}\nroutes:\n  - name: api\n" +
          "    upstream: app\n    adaptive_concurrency:\n" + block;
 }
 
 TEST(AdaptiveConcurrencyConfig, DefaultsAreEnvoysGradientRefusingAtOnceWith503) {
-  Loaded loaded = load_config_text(route_with("      {}\n"), "t.yaml");
+  Loaded loaded = load_config_text(adaptive_route("      {}\n"), "t.yaml");
   ASSERT_TRUE(loaded.rules) << errors_of(loaded);
   const AdaptiveConcurrency& a = *loaded.rules->routes[0].adaptive;
   EXPECT_EQ(a.algorithm, AdaptiveAlgorithm::kEnvoyGradient);
@@ -34,11 +31,12 @@ TEST(AdaptiveConcurrencyConfig, DefaultsAreEnvoysGradientRefusingAtOnceWith503) 
 
 TEST(AdaptiveConcurrencyConfig, EveryFieldIsWrittenBackAsRead) {
   Loaded loaded = load_config_text(
-      route_with("      algorithm: gradient2\n      min_limit: 4\n      max_limit: 64\n"
-                 "      initial: 8\n      max_wait: 50ms\n      max_queue: 20\n      status: 429\n"
-                 "      body: \"busy\\n\"\n      priority: header:X-Priority\n"
-                 "      bypass: [10.0.0.0/8]\n",
-                 "trusted_proxies: [127.0.0.1]\n"),
+      adaptive_route(
+          "      algorithm: gradient2\n      min_limit: 4\n      max_limit: 64\n"
+          "      initial: 8\n      max_wait: 50ms\n      max_queue: 20\n      status: 429\n"
+          "      body: \"busy\\n\"\n      priority: header:X-Priority\n"
+          "      bypass: [10.0.0.0/8]\n",
+          "trusted_proxies: [127.0.0.1]\n"),
       "t.yaml");
   ASSERT_TRUE(loaded.rules) << errors_of(loaded);
   const std::string yaml = to_yaml(*loaded.rules);
@@ -53,7 +51,7 @@ TEST(AdaptiveConcurrencyConfig, EveryFieldIsWrittenBackAsRead) {
 }
 
 TEST(AdaptiveConcurrencyConfig, AnEnvoyGradientMinRttIntervalIsWrittenBackAsRead) {
-  Loaded loaded = load_config_text(route_with("      min_rtt_interval: 3s\n", ""), "t.yaml");
+  Loaded loaded = load_config_text(adaptive_route("      min_rtt_interval: 3s\n", ""), "t.yaml");
   ASSERT_TRUE(loaded.rules) << errors_of(loaded);
   EXPECT_EQ(loaded.rules->routes[0].adaptive->min_rtt_interval, 3 * core::kNanosPerSecond);
   Loaded again = load_config_text(to_yaml(*loaded.rules), "written.yaml");
@@ -82,7 +80,7 @@ TEST(AdaptiveConcurrencyConfig, EachWrongValueIsAnErrorNamingItsField) {
       {"      bypass: [10.0.0.1/8]\n", "did you mean 10.0.0.0/8"},
   };
   for (const auto& [block, want, line] : cases) {
-    Loaded loaded = load_config_text(route_with(block), "t.yaml");
+    Loaded loaded = load_config_text(adaptive_route(block), "t.yaml");
     const std::string all = errors_of(loaded);
     EXPECT_NE(all.find(want), std::string::npos) << block << "want: " << want << "\ngot:\n" << all;
     EXPECT_NE(all.find("t.yaml:" + std::to_string(line) + ":"), std::string::npos) << all;

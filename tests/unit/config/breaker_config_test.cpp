@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "config/config_errors.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::config {
@@ -11,13 +12,9 @@ namespace {
 
 constexpr std::int64_t kMs = core::kNanosPerMilli;
 
-std::string errors_of(const Loaded& loaded) {
-  std::string out;
-  for (const auto& e : loaded.errors) out += e.format() + "\n";
-  return out;
-}
+using test::errors_of;
 
-std::string route_with(const std::string& breaker) {
+std::string breaker_route(const std::string& breaker) {
   return "upstreams:\n  app: {servers: [127.0.0.1:9]}\nroutes:\n  - name: api\n"
          "    upstream: app\n    breaker:\n" +
          breaker;
@@ -30,7 +27,7 @@ RuleSet loaded(const std::string& yaml) {
 }
 
 TEST(BreakerConfig, DefaultsAreTheDocumentedOnes) {
-  const RuleSet rs = loaded(route_with("      error_ratio: 0.5\n"));
+  const RuleSet rs = loaded(breaker_route("      error_ratio: 0.5\n"));
   ASSERT_TRUE(rs.routes.at(0).breaker);
   const BreakerConfig& b = *rs.routes[0].breaker;
   EXPECT_EQ(b.params.error_ratio, 0.5);
@@ -50,7 +47,7 @@ TEST(BreakerConfig, DefaultsAreTheDocumentedOnes) {
 TEST(BreakerConfig, ReadsEveryFieldAndWritesItBackEqual) {
   const std::string yaml =
       "stale_cache: {max_bytes: 8MiB, max_entry: 64KiB}\n" +
-      route_with(
+      breaker_route(
           "      error_ratio: 0.25\n      slow_ratio: 0.75\n      slow_call: 300ms\n"
           "      error_count: 7\n      window: 2s\n      min_requests: 20\n"
           "      open_for: 3s\n      probes: 4\n      errors: [5xx, 429, timeout]\n"
@@ -80,8 +77,8 @@ TEST(BreakerConfig, ReadsEveryFieldAndWritesItBackEqual) {
 
 TEST(BreakerConfig, FallbackStaleIsTheDefaultStatusAnswerPlusTheCache) {
   const RuleSet rs =
-      loaded(route_with("      error_count: 3\n      fallback: stale\n"
-                        "      stale_for: 1m\n"));
+      loaded(breaker_route("      error_count: 3\n      fallback: stale\n"
+                           "      stale_for: 1m\n"));
   const BreakerConfig& b = *rs.routes.at(0).breaker;
   EXPECT_TRUE(b.fallback.stale);
   EXPECT_EQ(b.fallback.status, 503);
@@ -95,7 +92,7 @@ struct Bad {
 class BadBreaker : public testing::TestWithParam<Bad> {};
 
 TEST_P(BadBreaker, IsRefusedWithItsFieldAndLine) {
-  const Loaded l = load_config_text(route_with(GetParam().breaker), "t.yaml");
+  const Loaded l = load_config_text(breaker_route(GetParam().breaker), "t.yaml");
   const std::string errors = errors_of(l);
   EXPECT_FALSE(l.errors.empty());
   EXPECT_NE(errors.find(GetParam().says), std::string::npos) << errors;

@@ -68,7 +68,7 @@ RuleSet load_ok(const std::string& yaml) {
   return loaded.rules.value_or(RuleSet{});
 }
 
-std::vector<ConfigError> errors_of(const std::string& yaml) {
+std::vector<ConfigError> load_errors(const std::string& yaml) {
   Loaded loaded = load_config_text(yaml, "test.yaml");
   EXPECT_FALSE(loaded.rules.has_value());
   return loaded.errors;
@@ -317,7 +317,7 @@ TEST(ConfigLoader, ReadsEveryKeyKind) {
 }
 
 TEST(ConfigLoader, SyntaxErrorsCarryTheOneBasedLine) {
-  const auto errors = errors_of("rules:\n  a: {limit: x\n  b: 1\n");
+  const auto errors = load_errors("rules:\n  a: {limit: x\n  b: 1\n");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].line, 3);
   EXPECT_NE(errors[0].message.find("YAML syntax"), std::string::npos) << errors[0].message;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "config/config_errors.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::config {
@@ -16,11 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string errors_of(const Loaded& loaded) {
-  std::string out;
-  for (const auto& e : loaded.errors) out += e.format() + "\n";
-  return out;
-}
+using test::errors_of;
 
 RedisSettings redis_of(const std::string& yaml) {
   Loaded loaded = load_config_text(yaml, "t.yaml");

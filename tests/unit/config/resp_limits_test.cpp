@@ -8,16 +8,13 @@
 #include <fstream>
 #include <string>
 
+#include "config/config_errors.hpp"
 #include "sluice/config/loader.hpp"
 
 namespace sluice::config {
 namespace {
 
-std::string errors_of(const Loaded& loaded) {
-  std::string out;
-  for (const auto& e : loaded.errors) out += e.format() + "\n";
-  return out;
-}
+using test::errors_of;
 
 RespSettings resp_of(const std::string& yaml) {
   Loaded loaded = load_config_text(yaml, "t.yaml");

@@ -15,7 +15,7 @@ namespace {
 RlsLoaded load(const std::string& yaml) { return load_rls_text(yaml, "rls.yaml"); }
 
 // The errors of `yaml`, each formatted "file:line: message", joined by newlines.
-std::string errors_of(const std::string& yaml) {
+std::string rls_errors_of(const std::string& yaml) {
   const RlsLoaded loaded = load(yaml);
   EXPECT_TRUE(loaded.domains.empty());
   std::string out;
@@ -114,7 +114,7 @@ TEST(RlsConfig, AlgorithmExtensionKeepsTheCapacity) {
 }
 
 TEST(RlsConfig, ErrorsCarryFileAndLine) {
-  const std::string errors = errors_of(R"(domain: edge
+  const std::string errors = rls_errors_of(R"(domain: edge
 descriptors:
   - key: a
     rate_limit:
@@ -174,8 +174,9 @@ descriptors:
 // yaml-cpp 0.7's LoadAll loops for ever, allocating, on a ',' where a document starts (found
 // by tests/fuzz/config_fuzz.cpp): each such file must be one syntax error, at once.
 TEST(RlsConfig, AStrayCommaWhereADocumentStartsIsASyntaxErrorNotAnEndlessLoad) {
-  EXPECT_EQ(errors_of(","), "rls.yaml:1: YAML syntax: unexpected ',' (no document starts here)\n");
-  EXPECT_EQ(errors_of("domain: a\ndescriptors: []\n---\n,\n"),
+  EXPECT_EQ(rls_errors_of(","),
+            "rls.yaml:1: YAML syntax: unexpected ',' (no document starts here)\n");
+  EXPECT_EQ(rls_errors_of("domain: a\ndescriptors: []\n---\n,\n"),
             "rls.yaml:4: YAML syntax: unexpected ',' (no document starts here)\n");
 }
 
@@ -188,7 +189,7 @@ TEST(RlsConfig, DomainErrors) {
       {"domain: a\ndescriptors: [\n", "rls.yaml:3: YAML syntax"},
   };
   for (const auto& [yaml, expected] : cases) {
-    const std::string errors = errors_of(yaml);
+    const std::string errors = rls_errors_of(yaml);
     EXPECT_NE(errors.find(expected), std::string::npos) << yaml << "\n" << errors;
   }
 }

@@ -15,7 +15,7 @@ namespace {
 using namespace test::units;
 using Queue = test::TestLimiter<UniformQueue>;
 
-UniformQueue::Params ten_per_second() { return UniformQueue::make(per_second(10), ms(500)); }
+UniformQueue::Params ten_per_second_queue() { return UniformQueue::make(per_second(10), ms(500)); }
 
 // Delays of `n` requests at one instant; -1 for a rejected one.
 std::vector<Nanos> delays_at(Queue& q, Nanos now, int n, std::int64_t cost = 1) {
@@ -28,7 +28,7 @@ std::vector<Nanos> delays_at(Queue& q, Nanos now, int n, std::int64_t cost = 1) 
 }
 
 TEST(UniformQueue, ChoosesSentinelsClockAndSpacing) {
-  const UniformQueue::Params ten = ten_per_second();
+  const UniformQueue::Params ten = ten_per_second_queue();
   EXPECT_FALSE(ten.use_nanos);
   EXPECT_EQ(UniformQueue::cost_time(ten, 1), 100);  // ms
   const UniformQueue::Params three = UniformQueue::make(per_second(3), ms(500));
@@ -42,7 +42,7 @@ TEST(UniformQueue, ChoosesSentinelsClockAndSpacing) {
 }
 
 TEST(UniformQueue, QueuesABurstOneSpacingApartUpToMaxWait) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_EQ(delays_at(q, sec(1), 8),
             (std::vector<Nanos>{0, ms(100), ms(200), ms(300), ms(400), ms(500), -1, -1}));
   const Decision d = q.at(sec(1));  // its slot would be 600ms away, 100ms beyond max-wait
@@ -54,7 +54,7 @@ TEST(UniformQueue, QueuesABurstOneSpacingApartUpToMaxWait) {
 // Sentinel's -1 start lies on an epoch clock, so its users never see a first request wait;
 // at virtual time 0 a literal -1 would have queued it 99ms.
 TEST(UniformQueue, AKeysFirstRequestPassesAtOnceEvenAtVirtualTimeZero) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   const Decision first = q.at(0);
   EXPECT_TRUE(first.allowed);
   EXPECT_EQ(first.delay, 0);
@@ -62,7 +62,7 @@ TEST(UniformQueue, AKeysFirstRequestPassesAtOnceEvenAtVirtualTimeZero) {
 }
 
 TEST(UniformQueue, AKeysFirstRequestPassesAtOnceOnEitherClockWhateverItsCost) {
-  Queue millis(ten_per_second());
+  Queue millis(ten_per_second_queue());
   const Decision big = millis.at(ms(7), 50);  // 5s of spacing, far beyond max-wait
   EXPECT_TRUE(big.allowed);
   EXPECT_EQ(big.delay, 0);
@@ -73,13 +73,13 @@ TEST(UniformQueue, AKeysFirstRequestPassesAtOnceOnEitherClockWhateverItsCost) {
 }
 
 TEST(UniformQueue, BuildsNoCreditWhileIdle) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   ASSERT_TRUE(q.at(sec(1)).allowed);
   EXPECT_EQ(delays_at(q, sec(11), 3), (std::vector<Nanos>{0, ms(100), ms(200)}));
 }
 
 TEST(UniformQueue, CostMultipliesTheSpacing) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_EQ(q.at(sec(1)).delay, 0);
   EXPECT_EQ(q.at(sec(1), 3).delay, ms(300));
   EXPECT_EQ(q.at(sec(1), 2).delay, ms(500));
@@ -88,7 +88,7 @@ TEST(UniformQueue, CostMultipliesTheSpacing) {
 TEST(UniformQueue, ACostWhoseSpacingExceedsMaxWaitPassesOnlyWhenTheLastPassIsThatFarBack) {
   // 6 permits = 600ms of spacing: never queueable within 500ms, but Sentinel lets it through
   // at once when the last pass is 600ms ago. So there is no kNever here.
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_EQ(q.at(sec(1), 6).delay, 0);
   const Decision soon = q.at(ms(1050), 6);  // slot at 1.6s: 550ms away
   EXPECT_FALSE(soon.allowed);
@@ -97,18 +97,18 @@ TEST(UniformQueue, ACostWhoseSpacingExceedsMaxWaitPassesOnlyWhenTheLastPassIsTha
 }
 
 TEST(UniformQueue, AClockThatDoesNotMoveFillsTheQueueOnce) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_EQ(q.allowed_of(1000, sec(3)), 6);
 }
 
 TEST(UniformQueue, AJumpOfHoursPassesOneAtOnceAndQueuesTheRest) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_EQ(q.allowed_of(6, sec(1)), 6);
   EXPECT_EQ(delays_at(q, hours(5), 2), (std::vector<Nanos>{0, ms(100)}));
 }
 
 TEST(UniformQueue, HugeCostsAndTheLastInstantOfATraceNeitherCrashNorWrap) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_TRUE(q.at(sec(1), kHugeCost).allowed);    // its spacing saturates; a first pass is free
   const Decision known = q.at(sec(1), kHugeCost);  // last pass + spacing leaves int64
   EXPECT_FALSE(known.allowed);
@@ -121,14 +121,14 @@ TEST(UniformQueue, HugeCostsAndTheLastInstantOfATraceNeitherCrashNorWrap) {
 }
 
 TEST(UniformQueue, RetuneCarriesTheLastPassIntoTheNewClockUnit) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   ASSERT_TRUE(q.at(sec(1)).allowed);                             // last pass 1000 (ms)
   q.retune(UniformQueue::make(per_second(3), ms(500)), sec(1));  // ns clock: 1e9
   EXPECT_EQ(q.at(sec(1)).delay, 333'333'333);
 }
 
 TEST(UniformQueue, IsIdleOnce1024SpacingsHavePassed) {
-  Queue q(ten_per_second());
+  Queue q(ten_per_second_queue());
   EXPECT_TRUE(q.idle(0));
   ASSERT_TRUE(q.at(sec(1)).allowed);
   EXPECT_FALSE(q.idle(sec(1) + ms(102'400)));

@@ -10,14 +10,15 @@
 #include "sluice/config/loader.hpp"
 #include "sluice/config/rule_json.hpp"
 #include "sluice/engine/engine.hpp"
+#include "support/units.hpp"
 
 namespace sluice::engine {
 namespace {
 
-constexpr core::Nanos kSecond = core::kNanosPerSecond;
+using test::units::kSecond;
 
 // One request a second per API key; a key that asks for a second one is banned for 60s.
-const std::string kConfig =
+const std::string kBlockConfig =
     "listen: 127.0.0.1:8080\n"
     "upstreams:\n  app: {servers: [127.0.0.1:8081]}\n"
     "routes:\n  - {name: all, match: {path_prefix: /}, upstream: app, rules: [login]}\n"
@@ -28,7 +29,7 @@ const std::string kConfig =
     "    on_deny: {block: 60s}\n";
 
 TEST(EngineBlocks, AKeyOverItsLimitIsRefusedForTheBlockTimeThoughItsLimitWouldAdmit) {
-  Engine e(load_rules(kConfig), 0);
+  Engine e(load_rules(kBlockConfig), 0);
   const std::vector<Header> a = {{"X-Api-Key", "a"}};
   const std::vector<Header> b = {{"X-Api-Key", "b"}};
   const RequestView ra{"GET", "example.com", "/x", "", "10.1.1.1", a};
@@ -51,7 +52,7 @@ TEST(EngineBlocks, AKeyOverItsLimitIsRefusedForTheBlockTimeThoughItsLimitWouldAd
 }
 
 TEST(EngineBlocks, ABlockedKeyIsNotChargedAndABlockIsLiftedByAKeyAsk) {
-  Engine e(load_rules(kConfig), 0);
+  Engine e(load_rules(kBlockConfig), 0);
   EXPECT_EQ(ask(e, RuleAsk{"login", "a", 1}, 0).verdict, Verdict::kAllow);
   EXPECT_EQ(ask(e, RuleAsk{"login", "a", 1}, 0).verdict, Verdict::kDeny);  // blocked until 60s
 
@@ -80,7 +81,7 @@ TEST(EngineBlocks, ARuleWithoutOnDenyBlocksNothingAndHasNoBlocksToShow) {
 }
 
 TEST(EngineBlocks, TheBlockIsWrittenBackInTheRuleJson) {
-  const config::RuleSet rules = load_rules(kConfig);
+  const config::RuleSet rules = load_rules(kBlockConfig);
   const std::string json = config::rule_to_json(rules.rules.front());
   EXPECT_NE(json.find("\"on_deny\":{\"block\":\"1m\"}"), std::string::npos) << json;
 }

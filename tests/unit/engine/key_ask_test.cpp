@@ -12,7 +12,7 @@
 namespace sluice::engine {
 namespace {
 
-const std::string kConfig =
+const std::string kKeysConfig =
     "listen: 127.0.0.1:8080\n"
     "upstreams:\n  app: {servers: [127.0.0.1:8081]}\n"
     "routes:\n  - {name: all, match: {path_prefix: /}, upstream: app, rules: [pair]}\n"
@@ -21,7 +21,7 @@ const std::string kConfig =
     "  conc: {limit: \"concurrency:limit=2\", key: header:X-Tenant}\n";
 
 TEST(EngineKeys, AGatewayKeyIsPeekedByItsJoinedTextWithoutChargingIt) {
-  Engine e(load_rules(kConfig), 0);
+  Engine e(load_rules(kKeysConfig), 0);
   const std::vector<Header> headers = {{"X-Tenant", "acme"}};
   const RequestView r{"GET", "example.com", "/x", "", "10.1.1.1", headers};
   EXPECT_EQ(ask(e, r).verdict, Verdict::kAllow);  // 1 of 2 spent by the gateway
@@ -47,7 +47,7 @@ TEST(EngineKeys, AGatewayKeyIsPeekedByItsJoinedTextWithoutChargingIt) {
 }
 
 TEST(EngineKeys, AResetGivesTheNextRequestAFullQuota) {
-  Engine e(load_rules(kConfig), 0);
+  Engine e(load_rules(kKeysConfig), 0);
   for (int i = 0; i < 2; ++i) ask(e, RuleAsk{"pair", "acme|GET", 1});
   EXPECT_EQ(ask(e, RuleAsk{"pair", "acme|GET", 1}).verdict, Verdict::kDeny);
 
@@ -63,7 +63,7 @@ TEST(EngineKeys, AResetGivesTheNextRequestAFullQuota) {
 }
 
 TEST(EngineKeys, UnknownRulesAndConcurrencyResetsAreRefused) {
-  Engine e(load_rules(kConfig), 0);
+  Engine e(load_rules(kKeysConfig), 0);
   const Outcome unknown = ask(e, KeyAsk{"nope", "k", KeyOp::kPeek});
   EXPECT_EQ(unknown.verdict, Verdict::kInvalid);
   EXPECT_EQ(unknown.error_kind, ErrorKind::kUnknownRule);
@@ -80,7 +80,7 @@ TEST(EngineKeys, UnknownRulesAndConcurrencyResetsAreRefused) {
 
 TEST(EngineKeys, ARedisRuleWithoutAStoreIsUnavailableNotAFailurePolicysAnswer) {
   // Engine::decide has no store: a look must not pass off fail-open's "allowed" as the state.
-  const std::string yaml = kConfig +
+  const std::string yaml = kKeysConfig +
                            "  shared: {limit: \"gcra:rate=1/s,burst=1\", key: header:X-Tenant, "
                            "storage: redis, on_failure: fail-open}\n"
                            "redis: {url: \"redis://127.0.0.1:1\"}\n";

@@ -9,11 +9,12 @@
 
 #include "sluice/config/loader.hpp"
 #include "sluice/engine/engine.hpp"
+#include "support/units.hpp"
 
 namespace sluice::engine {
 namespace {
 
-constexpr core::Nanos kSecond = core::kNanosPerSecond;
+using test::units::kSecond;
 // A time well inside a minute and an hour window: 2024-01-01T00:00:10Z.
 constexpr core::Nanos kT0 = 1'704'067'210 * kSecond;
 
@@ -77,9 +78,9 @@ struct Answer {
   bool over() const { return verdict == Verdict::kDeny; }
 };
 
-Answer ask(Engine& e, const std::vector<Descriptor>& descriptors, core::Nanos now,
-           std::uint32_t hits = 0, std::string domain = "edge",
-           std::vector<std::optional<RlsOverride>> overrides = {}) {
+Answer ask_rls(Engine& e, const std::vector<Descriptor>& descriptors, core::Nanos now,
+               std::uint32_t hits = 0, std::string domain = "edge",
+               std::vector<std::optional<RlsOverride>> overrides = {}) {
   std::vector<std::vector<RlsEntry>> entries;
   for (const auto& d : descriptors) {
     entries.emplace_back();
@@ -116,7 +117,7 @@ Answer ask(Engine& e, const std::vector<Descriptor>& descriptors, core::Nanos no
 
 TEST(Rls, MatchesAsEnvoyRatelimit) {
   Engine e(rules_of(kDomain), 0);
-  auto limit_of = [&](const Descriptor& d) { return ask(e, {d}, kT0).statuses[0]; };
+  auto limit_of = [&](const Descriptor& d) { return ask_rls(e, {d}, kT0).statuses[0]; };
   EXPECT_EQ(limit_of({{"remote_address", "1.2.3.4"}}).requests_per_unit, 3u);      // the key alone
   EXPECT_EQ(limit_of({{"remote_address", "10.0.0.1"}}).requests_per_unit, 1u);     // key+value
   EXPECT_EQ(limit_of({{"remote_address", "192.168.0.7"}}).requests_per_unit, 2u);  // value*
@@ -139,31 +140,31 @@ TEST(Rls, MatchesAsEnvoyRatelimit) {
 TEST(Rls, OkTurnsOverLimitAfterRequestsPerUnitInTheWindow) {
   Engine e(rules_of(kDomain), 0);
   for (int i = 0; i < 3; ++i) {
-    const Answer a = ask(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + i);
+    const Answer a = ask_rls(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + i);
     EXPECT_FALSE(a.over());
     EXPECT_EQ(a.statuses[0].remaining, 2 - i);
     EXPECT_EQ(a.statuses[0].unit, config::RlsUnit::kMinute);
     EXPECT_EQ(a.statuses[0].reset_seconds, 50);  // the minute ends at :00:60
   }
-  const Answer over = ask(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 3);
+  const Answer over = ask_rls(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 3);
   EXPECT_TRUE(over.over());
   EXPECT_TRUE(over.statuses[0].over);
   EXPECT_EQ(over.statuses[0].remaining, 0);
   EXPECT_EQ(over.statuses[0].reset_seconds, 50);
   // Another address has its own counter; the next minute starts afresh.
-  EXPECT_FALSE(ask(e, {{{"remote_address", "1.2.3.5"}}}, kT0).over());
-  EXPECT_FALSE(ask(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 50 * kSecond).over());
+  EXPECT_FALSE(ask_rls(e, {{{"remote_address", "1.2.3.5"}}}, kT0).over());
+  EXPECT_FALSE(ask_rls(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 50 * kSecond).over());
 }
 
 TEST(Rls, PerDescriptorStatusesAndAllOrNone) {
   Engine e(rules_of(kDomain), 0);
-  ASSERT_FALSE(ask(e, {{{"remote_address", "10.0.0.1"}}}, kT0).over());
-  const Answer a = ask(e,
-                       {{{"remote_address", "10.0.0.1"}},
-                        {{"path", "/health"}},
-                        {{"path", "/other"}},
-                        {{"remote_address", "1.2.3.4"}}},
-                       kT0 + 1);
+  ASSERT_FALSE(ask_rls(e, {{{"remote_address", "10.0.0.1"}}}, kT0).over());
+  const Answer a = ask_rls(e,
+                           {{{"remote_address", "10.0.0.1"}},
+                            {{"path", "/health"}},
+                            {{"path", "/other"}},
+                            {{"remote_address", "1.2.3.4"}}},
+                           kT0 + 1);
   EXPECT_TRUE(a.over());
   EXPECT_TRUE(a.statuses[0].over);
   EXPECT_EQ(a.statuses[0].name, "tight");
@@ -171,51 +172,52 @@ TEST(Rls, PerDescriptorStatusesAndAllOrNone) {
   EXPECT_FALSE(a.statuses[2].has_limit);
   EXPECT_FALSE(a.statuses[3].over);  // within its own limit...
   // ...but the request was refused, so it was charged nothing (all or none).
-  EXPECT_EQ(ask(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 2).statuses[0].remaining, 2);
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "1.2.3.4"}}}, kT0 + 2).statuses[0].remaining, 2);
 }
 
 TEST(Rls, NestedDescriptorsHaveTheirOwnCounters) {
   Engine e(rules_of(kDomain), 0);
   const Descriptor post = {{"client", "acme"}, {"path", "/x"}, {"method", "POST"}};
   const Descriptor path = {{"client", "acme"}, {"path", "/x"}};
-  EXPECT_FALSE(ask(e, {post}, kT0).over());
-  EXPECT_TRUE(ask(e, {post}, kT0 + 1).over());  // 1 per second
-  EXPECT_FALSE(ask(e, {post}, kT0 + kSecond).over());
-  EXPECT_EQ(ask(e, {path}, kT0).statuses[0].remaining, 1);  // its own (hourly) counter
-  const Answer a = ask(e, {path}, kT0 + 1);
+  EXPECT_FALSE(ask_rls(e, {post}, kT0).over());
+  EXPECT_TRUE(ask_rls(e, {post}, kT0 + 1).over());  // 1 per second
+  EXPECT_FALSE(ask_rls(e, {post}, kT0 + kSecond).over());
+  EXPECT_EQ(ask_rls(e, {path}, kT0).statuses[0].remaining, 1);  // its own (hourly) counter
+  const Answer a = ask_rls(e, {path}, kT0 + 1);
   EXPECT_FALSE(a.over());
   EXPECT_EQ(a.statuses[0].reset_seconds, 3600 - 10);
-  EXPECT_TRUE(ask(e, {path}, kT0 + 2).over());
+  EXPECT_TRUE(ask_rls(e, {path}, kT0 + 2).over());
 }
 
 TEST(Rls, ShadowModeReportsButNeverRefuses) {
   Engine e(rules_of(kDomain), 0);
-  EXPECT_EQ(ask(e, {{{"shadow", "x"}}}, kT0).statuses[0].remaining, 0);
-  const Answer a = ask(e, {{{"shadow", "x"}}}, kT0 + 1);
+  EXPECT_EQ(ask_rls(e, {{{"shadow", "x"}}}, kT0).statuses[0].remaining, 0);
+  const Answer a = ask_rls(e, {{{"shadow", "x"}}}, kT0 + 1);
   EXPECT_FALSE(a.over());
   EXPECT_FALSE(a.statuses[0].over);
   EXPECT_EQ(a.statuses[0].requests_per_unit, 1u);
   // A shadow limit over its count does not stop an enforced one beside it being charged.
-  ask(e, {{{"shadow", "x"}}, {{"remote_address", "7.7.7.7"}}}, kT0 + 2);
-  EXPECT_EQ(ask(e, {{{"remote_address", "7.7.7.7"}}}, kT0 + 3).statuses[0].remaining, 1);
+  ask_rls(e, {{{"shadow", "x"}}, {{"remote_address", "7.7.7.7"}}}, kT0 + 2);
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "7.7.7.7"}}}, kT0 + 3).statuses[0].remaining, 1);
 }
 
 TEST(Rls, HitsAddendIsTheCost) {
   Engine e(rules_of(kDomain), 0);
-  EXPECT_EQ(ask(e, {{{"remote_address", "2.2.2.2"}}}, kT0, 0).statuses[0].remaining, 2);  // 0: 1
-  EXPECT_EQ(ask(e, {{{"remote_address", "2.2.2.2"}}}, kT0, 2).statuses[0].remaining, 0);
-  const Answer a = ask(e, {{{"remote_address", "3.3.3.3"}}}, kT0, 4);  // above the limit
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "2.2.2.2"}}}, kT0, 0).statuses[0].remaining,
+            2);  // 0: 1
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "2.2.2.2"}}}, kT0, 2).statuses[0].remaining, 0);
+  const Answer a = ask_rls(e, {{{"remote_address", "3.3.3.3"}}}, kT0, 4);  // above the limit
   EXPECT_TRUE(a.over());
   EXPECT_EQ(a.statuses[0].remaining, 3);  // a refused request counts nothing
 }
 
 TEST(Rls, TheSameLimitTwiceInOneRequestIsTwoHits) {
   Engine e(rules_of(kDomain), 0);
-  const Answer a = ask(e,
-                       {{{"remote_address", "4.4.4.4"}},
-                        {{"remote_address", "4.4.4.4"}},
-                        {{"remote_address", "5.5.5.5"}}},
-                       kT0);
+  const Answer a = ask_rls(e,
+                           {{{"remote_address", "4.4.4.4"}},
+                            {{"remote_address", "4.4.4.4"}},
+                            {{"remote_address", "5.5.5.5"}}},
+                           kT0);
   EXPECT_FALSE(a.over());
   EXPECT_EQ(a.statuses[0].remaining, 2);
   EXPECT_EQ(a.statuses[1].remaining, 1);  // decided after the first
@@ -226,12 +228,12 @@ TEST(Rls, EachRoundIsAllOrNoneOverDistinctLimits) {
   // Rounds: {tight#1, 8.8.8.8#1}, then {tight#2, 8.8.8.8#2}; the second round is refused by
   // `tight` (1 a minute), so the address is charged once, not twice.
   Engine e(rules_of(kDomain), 0);
-  const Answer a = ask(e,
-                       {{{"remote_address", "10.0.0.1"}},
-                        {{"remote_address", "8.8.8.8"}},
-                        {{"remote_address", "10.0.0.1"}},
-                        {{"remote_address", "8.8.8.8"}}},
-                       kT0);
+  const Answer a = ask_rls(e,
+                           {{{"remote_address", "10.0.0.1"}},
+                            {{"remote_address", "8.8.8.8"}},
+                            {{"remote_address", "10.0.0.1"}},
+                            {{"remote_address", "8.8.8.8"}}},
+                           kT0);
   EXPECT_TRUE(a.over());
   EXPECT_FALSE(a.statuses[0].over);
   EXPECT_EQ(a.statuses[1].remaining, 2);
@@ -239,7 +241,7 @@ TEST(Rls, EachRoundIsAllOrNoneOverDistinctLimits) {
   EXPECT_FALSE(a.statuses[3].over);  // its own decision: it would fit...
   EXPECT_EQ(a.statuses[3].remaining, 1);
   // ...but its round was refused, so only the first round counted.
-  EXPECT_EQ(ask(e, {{{"remote_address", "8.8.8.8"}}}, kT0 + 1).statuses[0].remaining, 1);
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "8.8.8.8"}}}, kT0 + 1).statuses[0].remaining, 1);
 }
 
 TEST(Rls, ManyDescriptorsOverOneLimitAreDecidedOneAfterAnother) {
@@ -251,7 +253,7 @@ TEST(Rls, ManyDescriptorsOverOneLimitAreDecidedOneAfterAnother) {
   Engine e(std::move(rules), 0);
   std::vector<Descriptor> many;
   for (int i = 0; i < 40000; ++i) many.push_back({{"remote_address", std::to_string(i % 10000)}});
-  const Answer a = ask(e, many, kT0);
+  const Answer a = ask_rls(e, many, kT0);
   EXPECT_TRUE(a.over());
   ASSERT_EQ(a.statuses.size(), 40000u);
   int wrong = 0;
@@ -262,7 +264,7 @@ TEST(Rls, ManyDescriptorsOverOneLimitAreDecidedOneAfterAnother) {
     if (!right && ++wrong <= 3) ADD_FAILURE() << "descriptor " << i << ": " << s.remaining;
   }
   EXPECT_EQ(wrong, 0);
-  EXPECT_TRUE(ask(e, {{{"remote_address", "9999"}}}, kT0 + 1).over());
+  EXPECT_TRUE(ask_rls(e, {{{"remote_address", "9999"}}}, kT0 + 1).over());
 }
 
 TEST(Rls, ARequestOverMaxDescriptorsIsRefusedChargingNothing) {
@@ -271,20 +273,20 @@ TEST(Rls, ARequestOverMaxDescriptorsIsRefusedChargingNothing) {
   rules.rls->max_descriptors = 3;
   Engine e(std::move(rules), 0);
   const std::vector<Descriptor> four(4, {{"remote_address", "9.9.9.9"}});
-  const Answer a = ask(e, four, kT0);
+  const Answer a = ask_rls(e, four, kT0);
   EXPECT_EQ(a.verdict, Verdict::kInvalid);
   EXPECT_EQ(a.error, "4 descriptors in one request, more than rls.max_descriptors (3)");
   EXPECT_EQ(a.field, "max_descriptors");
-  EXPECT_EQ(ask(e, {{{"remote_address", "9.9.9.9"}}}, kT0).statuses[0].remaining, 2);
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "9.9.9.9"}}}, kT0).statuses[0].remaining, 2);
   // Three are answered (the fourth hit of 9.9.9.9 is over); a reload moves the cap.
-  const Answer three = ask(e, {four.begin(), four.end() - 1}, kT0);
+  const Answer three = ask_rls(e, {four.begin(), four.end() - 1}, kT0);
   EXPECT_EQ(three.verdict, Verdict::kDeny);
   EXPECT_EQ(three.statuses[1].remaining, 0);
   EXPECT_TRUE(three.statuses[2].over);
   config::RuleSet raised = rules_of(kDomain);
   raised.rls->max_descriptors = 4;
   ASSERT_TRUE(e.apply(std::move(raised), kT0).empty());
-  const Answer b = ask(e, std::vector<Descriptor>(4, {{"remote_address", "7.7.7.2"}}), kT0);
+  const Answer b = ask_rls(e, std::vector<Descriptor>(4, {{"remote_address", "7.7.7.2"}}), kT0);
   EXPECT_EQ(b.verdict, Verdict::kDeny);
   EXPECT_EQ(b.statuses[2].remaining, 0);
   EXPECT_TRUE(b.statuses[3].over);
@@ -292,16 +294,16 @@ TEST(Rls, ARequestOverMaxDescriptorsIsRefusedChargingNothing) {
 
 TEST(Rls, AnAlgorithmOtherThanTheWindow) {
   Engine e(rules_of(kDomain), 0);
-  EXPECT_FALSE(ask(e, {{{"smooth", "a"}}}, kT0).over());
-  EXPECT_FALSE(ask(e, {{{"smooth", "a"}}}, kT0).over());
-  EXPECT_TRUE(ask(e, {{{"smooth", "a"}}}, kT0).over());
+  EXPECT_FALSE(ask_rls(e, {{{"smooth", "a"}}}, kT0).over());
+  EXPECT_FALSE(ask_rls(e, {{{"smooth", "a"}}}, kT0).over());
+  EXPECT_TRUE(ask_rls(e, {{{"smooth", "a"}}}, kT0).over());
   // GCRA: one request back after an emission interval (500ms), not at the next second.
-  EXPECT_FALSE(ask(e, {{{"smooth", "a"}}}, kT0 + kSecond / 2).over());
+  EXPECT_FALSE(ask_rls(e, {{{"smooth", "a"}}}, kT0 + kSecond / 2).over());
 }
 
 TEST(Rls, AnUnknownDomainIsOkWithoutLimits) {
   Engine e(rules_of(kDomain), 0);
-  const Answer a = ask(e, {{{"remote_address", "1.2.3.4"}}, {{"x", "y"}}}, kT0, 0, "nope");
+  const Answer a = ask_rls(e, {{{"remote_address", "1.2.3.4"}}, {{"x", "y"}}}, kT0, 0, "nope");
   EXPECT_EQ(a.verdict, Verdict::kAllow);
   ASSERT_EQ(a.statuses.size(), 2u);
   for (const auto& s : a.statuses) EXPECT_FALSE(s.has_limit);
@@ -309,11 +311,11 @@ TEST(Rls, AnUnknownDomainIsOkWithoutLimits) {
 
 TEST(Rls, BadRequestsNameWhatIsWrong) {
   Engine e(rules_of(kDomain), 0);
-  EXPECT_EQ(ask(e, {{{"remote_address", "1.2.3.4"}}}, kT0, 0, "").error,
+  EXPECT_EQ(ask_rls(e, {{{"remote_address", "1.2.3.4"}}}, kT0, 0, "").error,
             "rate limit domain must not be empty");
-  EXPECT_EQ(ask(e, {}, kT0).error, "rate limit descriptor list must not be empty");
+  EXPECT_EQ(ask_rls(e, {}, kT0).error, "rate limit descriptor list must not be empty");
   // Empty keys and values match nothing and crash nothing.
-  const Answer a = ask(e, {{{"", ""}}, {}}, kT0);
+  const Answer a = ask_rls(e, {{{"", ""}}, {}}, kT0);
   EXPECT_EQ(a.verdict, Verdict::kAllow);
   EXPECT_EQ(a.statuses.size(), 2u);
 }
@@ -321,16 +323,17 @@ TEST(Rls, BadRequestsNameWhatIsWrong) {
 TEST(Rls, AClientOverrideReplacesTheConfiguredLimit) {
   Engine e(rules_of(kDomain), 0);
   const std::vector<Descriptor> d = {{{"anything", "x"}}};
-  Answer a = ask(e, d, kT0, 0, "edge", {RlsOverride{1, static_cast<int>(config::RlsUnit::kHour)}});
+  Answer a =
+      ask_rls(e, d, kT0, 0, "edge", {RlsOverride{1, static_cast<int>(config::RlsUnit::kHour)}});
   EXPECT_FALSE(a.over());
   EXPECT_EQ(a.statuses[0].unit, config::RlsUnit::kHour);
-  EXPECT_TRUE(ask(e, d, kT0 + 1, 0, "edge", {RlsOverride{1, 3}}).over());
-  a = ask(e, d, kT0, 0, "edge", {RlsOverride{1, 9}});
+  EXPECT_TRUE(ask_rls(e, d, kT0 + 1, 0, "edge", {RlsOverride{1, 3}}).over());
+  a = ask_rls(e, d, kT0, 0, "edge", {RlsOverride{1, 9}});
   EXPECT_NE(a.error.find("limit override unit 9"), std::string::npos);
   // Overrides make tables; the number of distinct ones is capped.
   std::string exhausted;
   for (std::uint32_t n = 1; n <= Engine::kMaxRlsOverrides + 1 && exhausted.empty(); ++n) {
-    const Answer x = ask(e, d, kT0, 0, "edge", {RlsOverride{1000 + n, 1}});
+    const Answer x = ask_rls(e, d, kT0, 0, "edge", {RlsOverride{1000 + n, 1}});
     if (x.field == "exhausted") exhausted = x.error;
   }
   EXPECT_NE(exhausted.find("distinct limit overrides"), std::string::npos);
@@ -347,12 +350,12 @@ TEST(Rls, AnOverrideKeptInRedisTakesTheRlsFailurePolicyAsConfiguredLimitsDo) {
   rules.rls->storage = config::Storage::kRedis;
   rules.rls->on_failure = config::FailurePolicy::kClosed;
   Engine e(rules, 0);
-  EXPECT_TRUE(ask(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over()) << "configured limit";
-  EXPECT_TRUE(ask(e, {{{"anything", "x"}}}, kT0, 0, "edge", {RlsOverride{100, 1}}).over())
+  EXPECT_TRUE(ask_rls(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over()) << "configured limit";
+  EXPECT_TRUE(ask_rls(e, {{{"anything", "x"}}}, kT0, 0, "edge", {RlsOverride{100, 1}}).over())
       << "override";
   rules.rls->on_failure.reset();  // now redis.on_failure (open) for both
   ASSERT_TRUE(e.apply(rules, 0).empty());
-  EXPECT_FALSE(ask(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over());
+  EXPECT_FALSE(ask_rls(e, {{{"remote_address", "10.9.9.9"}}}, kT0).over());
 }
 
 TEST(Rls, KeysAreUnambiguous) {
@@ -362,20 +365,20 @@ TEST(Rls, KeysAreUnambiguous) {
                     "requests_per_unit: 1}\n  - key: k_a\n    rate_limit: {unit: hour, "
                     "requests_per_unit: 1}\n"),
            0);
-  EXPECT_FALSE(ask(e, {{{"k", "a_b"}}}, kT0, 0, "d").over());
-  EXPECT_FALSE(ask(e, {{{"k_a", "b"}}}, kT0, 0, "d").over());
+  EXPECT_FALSE(ask_rls(e, {{{"k", "a_b"}}}, kT0, 0, "d").over());
+  EXPECT_FALSE(ask_rls(e, {{{"k_a", "b"}}}, kT0, 0, "d").over());
 }
 
 TEST(Rls, AReloadKeepsTheCountOfUnchangedDescriptorsAndRetunesChangedOnes) {
   Engine e(rules_of(kDomain), 0);
-  for (int i = 0; i < 3; ++i) ask(e, {{{"remote_address", "6.6.6.6"}}}, kT0);
-  EXPECT_TRUE(ask(e, {{{"remote_address", "6.6.6.6"}}}, kT0).over());
+  for (int i = 0; i < 3; ++i) ask_rls(e, {{{"remote_address", "6.6.6.6"}}}, kT0);
+  EXPECT_TRUE(ask_rls(e, {{{"remote_address", "6.6.6.6"}}}, kT0).over());
   EXPECT_TRUE(e.apply(rules_of(kDomain), kT0).empty());
-  EXPECT_TRUE(ask(e, {{{"remote_address", "6.6.6.6"}}}, kT0).over()) << "state kept";
+  EXPECT_TRUE(ask_rls(e, {{{"remote_address", "6.6.6.6"}}}, kT0).over()) << "state kept";
   std::string raised = kDomain;
   raised.replace(raised.find("requests_per_unit: 3"), 20, "requests_per_unit: 5");
   EXPECT_TRUE(e.apply(rules_of(raised), kT0).empty());
-  const Answer a = ask(e, {{{"remote_address", "6.6.6.6"}}}, kT0);
+  const Answer a = ask_rls(e, {{{"remote_address", "6.6.6.6"}}}, kT0);
   EXPECT_FALSE(a.over()) << "3 counted, 5 allowed now";
   EXPECT_EQ(a.statuses[0].remaining, 1);
 }

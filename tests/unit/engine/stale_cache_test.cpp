@@ -7,10 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "support/units.hpp"
+
 namespace sluice::engine::detail {
 namespace {
 
-constexpr core::Nanos kSecond = core::kNanosPerSecond;
+using test::units::kSecond;
 
 std::shared_ptr<const StaleEntry> entry(std::size_t body, core::Nanos at = 0) {
   auto e = std::make_shared<StaleEntry>();

@@ -23,7 +23,7 @@ TableLimit limit(const char* spec) {
   return *t;
 }
 
-std::vector<TableLimit> limits(std::initializer_list<const char*> specs) {
+std::vector<TableLimit> table_limits(std::initializer_list<const char*> specs) {
   std::vector<TableLimit> out;
   for (const char* s : specs) out.push_back(limit(s));
   return out;
@@ -33,7 +33,7 @@ TEST(Policy, AllMustPassAndADenialChargesNone) {
   // Global 5/s burst 5 and per-user 1/s burst 2. User u1 takes 2, its third is denied by the
   // per-user limit and must not spend a global token: u2..u4 still get the 3 left globally.
   Policy p(Combine::kAllMustPass,
-           limits({"token-bucket:rate=5/s,burst=5", "token-bucket:rate=1/s,burst=2"}));
+           table_limits({"token-bucket:rate=5/s,burst=5", "token-bucket:rate=1/s,burst=2"}));
   auto ask = [&](std::string_view user) {
     std::array<std::string_view, 2> keys{"global", user};
     return p.decide(keys, 0, 1, 0).decision.allowed;
@@ -49,7 +49,8 @@ TEST(Policy, AllMustPassAndADenialChargesNone) {
 }
 
 TEST(Policy, DenialReportsTheLongestRetryAmongTheDenyingLimits) {
-  Policy p(Combine::kAllMustPass, limits({"gcra:rate=10/s,burst=0", "gcra:rate=1/s,burst=0"}));
+  Policy p(Combine::kAllMustPass,
+           table_limits({"gcra:rate=10/s,burst=0", "gcra:rate=1/s,burst=0"}));
   std::array<std::string_view, 2> keys{"a", "a"};
   EXPECT_TRUE(p.decide(keys, 0, 1, 0).decision.allowed);
   const auto d = p.decide(keys, 0, 1, 0).decision;
@@ -61,7 +62,7 @@ TEST(Policy, GlobalFirstThrottlesTheHeavyUserOnlyUnderPressure) {
   // Global 10/s burst 10; per-user 1/s burst 1. While the global bucket has tokens a heavy user
   // passes freely (10 at t=0); once it is empty, each user gets only its own bucket.
   Policy p(Combine::kFirstThatAllows,
-           limits({"token-bucket:rate=10/s,burst=10", "token-bucket:rate=1/s,burst=1"}));
+           table_limits({"token-bucket:rate=10/s,burst=10", "token-bucket:rate=1/s,burst=1"}));
   auto ask = [&](std::string_view user) {
     std::array<std::string_view, 2> keys{"global", user};
     return p.decide(keys, 0, 1, 0);
@@ -79,7 +80,7 @@ TEST(Policy, GlobalFirstThrottlesTheHeavyUserOnlyUnderPressure) {
 }
 
 TEST(Policy, ConcurrencyLeaseIsReturnedOnEveryPath) {
-  Policy p(Combine::kAllMustPass, limits({"concurrency:limit=2"}));
+  Policy p(Combine::kAllMustPass, table_limits({"concurrency:limit=2"}));
   std::array<std::string_view, 1> keys{"backend"};
   auto a = p.decide(keys, 0, 1, 0);
   ASSERT_TRUE(a.decision.allowed);
@@ -108,7 +109,7 @@ TEST(Policy, ConcurrencyLeaseIsReturnedOnEveryPath) {
 TEST(Policy, ADeniedRequestGetsNoLeaseAndTakesNoPermit) {
   // Concurrency 1 plus a rate of 1/s with no burst: the second request is denied by the rate,
   // so the concurrency permit it would have taken stays free for another user.
-  Policy p(Combine::kAllMustPass, limits({"concurrency:limit=1", "gcra:rate=1/s,burst=0"}));
+  Policy p(Combine::kAllMustPass, table_limits({"concurrency:limit=1", "gcra:rate=1/s,burst=0"}));
   std::array<std::string_view, 2> k1{"c", "user1"};
   {
     auto first = p.decide(k1, 0, 1, 0);
@@ -122,7 +123,7 @@ TEST(Policy, ADeniedRequestGetsNoLeaseAndTakesNoPermit) {
 }
 
 TEST(Policy, ConcurrencyIsNeverExceededUnderFourThreads) {
-  Policy p(Combine::kAllMustPass, limits({"concurrency:limit=3"}));
+  Policy p(Combine::kAllMustPass, table_limits({"concurrency:limit=3"}));
   std::atomic<int> in_flight{0};
   std::atomic<int> worst{0};
   auto worker = [&] {
@@ -145,7 +146,7 @@ TEST(Policy, ConcurrencyIsNeverExceededUnderFourThreads) {
 }
 
 TEST(Policy, EmptyKeySkipsItsLimit) {
-  Policy p(Combine::kAllMustPass, limits({"gcra:rate=1/s,burst=0"}));
+  Policy p(Combine::kAllMustPass, table_limits({"gcra:rate=1/s,burst=0"}));
   std::array<std::string_view, 1> none{""};
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(p.decide(none, 0, 1, 0).decision.allowed);
 }
@@ -162,7 +163,7 @@ TEST(Policy, PoliciesSharingLimitsInOppositeOrdersNeitherDeadlockNorOverAdmit) {
   // Two policies hold the same two tables in opposite orders (A,B and B,A) and race on the
   // same keys. Slots are held together or not at all, so nothing deadlocks, and limit A
   // (gcra 1000/s, limit 10) admits at most 10 + 1000 * 0.05 s = 60 (+1 at the edge).
-  auto ab = limits({"gcra:rate=1000/s,burst=9", "gcra:rate=2000/s,burst=19"});
+  auto ab = table_limits({"gcra:rate=1000/s,burst=9", "gcra:rate=2000/s,burst=19"});
   Policy p1(Combine::kAllMustPass, ab);
   Policy p2(Combine::kAllMustPass, {ab[1], ab[0]});
   std::atomic<core::Nanos> clock{0};
@@ -189,8 +190,8 @@ TEST(Policy, ABusySlotOnlyWaitsItsTurnAndNeverDenies) {
   // all-must-pass and first-that-allows alike. (Before, a busy slot denied after 1000
   // retries, naming no rule.)
   for (const Combine combine : {Combine::kAllMustPass, Combine::kFirstThatAllows}) {
-    auto ab =
-        limits({"token-bucket:rate=1000000/s,burst=1000000", "gcra:rate=1000000/s,burst=999999"});
+    auto ab = table_limits(
+        {"token-bucket:rate=1000000/s,burst=1000000", "gcra:rate=1000000/s,burst=999999"});
     Policy p1(combine, ab);
     Policy p2(combine, {ab[1], ab[0]});
     std::atomic<int> denied{0};
@@ -208,7 +209,7 @@ TEST(Policy, ABusySlotOnlyWaitsItsTurnAndNeverDenies) {
 }
 
 TEST(Policy, TheSameLimitTwiceIsRefused) {
-  auto a = limits({"gcra:rate=1/s,burst=0"});
+  auto a = table_limits({"gcra:rate=1/s,burst=0"});
   EXPECT_THROW(Policy(Combine::kAllMustPass, {a[0], a[0]}), std::invalid_argument);
 }
 

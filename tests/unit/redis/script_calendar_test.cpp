@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "redis/script_runner.hpp"
+#include "redis/spec_parse.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
 namespace sluice::backend::redis::testing {
@@ -17,11 +18,7 @@ constexpr core::Nanos kOct25Berlin = 1792879200 * kSec;     // 00:00 CEST; 03:00
 constexpr core::Nanos kMar1Berlin = 1772319600 * kSec;      // 2026-03-01 00:00 CET
 const std::string kKey = "sluice:{daily:k1}:fixed-window";  // NOLINT(runtime/string)
 
-spec::LimitSpec parse(const std::string& text) {
-  auto s = spec::parse_limit_spec(text);
-  EXPECT_TRUE(s.ok()) << text;
-  return *s;
-}
+using test::parse;
 
 // The limit as an instance whose wall clock reads `instance` sends it.
 ScriptLimit sent_at(const spec::LimitSpec& spec, core::Nanos instance) {

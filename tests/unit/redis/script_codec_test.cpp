@@ -5,16 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "redis/spec_parse.hpp"
 #include "sluice/spec/limit_spec.hpp"
 
 namespace sluice::backend::redis {
 namespace {
 
-spec::LimitSpec parse(const char* text) {
-  auto s = spec::parse_limit_spec(text);
-  EXPECT_TRUE(s.ok()) << text;
-  return *s;
-}
+using test::parse;
 
 TEST(ScriptLimit, GcraSendsItsParamsFieldsInDeclarationOrder) {
   // gcra:rate=30/60s,burst=15 = CL.THROTTLE key 15 30 60: T = 2 s, DVT = 16 * T.

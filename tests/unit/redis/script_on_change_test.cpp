@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "redis/script_runner.hpp"
+#include "redis/spec_parse.hpp"
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/local/policy.hpp"
@@ -21,11 +22,7 @@ namespace {
 constexpr core::Nanos kMs = core::kNanosPerMilli;
 constexpr core::Nanos kT0 = 1769900000 * core::kNanosPerSecond;  // Unix time: calendars too
 
-spec::LimitSpec parse(const std::string& text) {
-  auto s = spec::parse_limit_spec(text);
-  EXPECT_TRUE(s.ok()) << text;
-  return *s;
-}
+using test::parse;
 
 ScriptLimit proportional(const spec::LimitSpec& spec, const spec::LimitSpec* replaced = nullptr) {
   RemoteLimitOptions o;

@@ -14,7 +14,7 @@ const core::FixedWindow::Params& fixed(const LimitSpec& s) {
   return std::get<core::FixedWindow::Params>(s.params);
 }
 
-std::string error_of(std::string_view text) {
+std::string calendar_error_of(std::string_view text) {
   auto s = parse_limit_spec(text);
   return s ? std::string() : s.error();
 }
@@ -69,19 +69,20 @@ TEST(CalendarSpec, PlainFixedWindowsKeepTheirCanonicalTextAndHaveNoCalendar) {
 }
 
 TEST(CalendarSpec, MistakesAreNamed) {
-  EXPECT_NE(error_of("fixed-window:limit=1,window=1d").find("add align=calendar"),
+  EXPECT_NE(calendar_error_of("fixed-window:limit=1,window=1d").find("add align=calendar"),
             std::string::npos);
-  EXPECT_NE(error_of("fixed-window:limit=1,window=5m,align=calendar")
+  EXPECT_NE(calendar_error_of("fixed-window:limit=1,window=5m,align=calendar")
                 .find("window must be 1d, 1w (ISO weeks, from Monday) or 1mo, got '5m'"),
             std::string::npos);
-  EXPECT_NE(error_of("fixed-window:limit=1,window=1d,align=calendar,timezone=Mars/Olympus")
+  EXPECT_NE(calendar_error_of("fixed-window:limit=1,window=1d,align=calendar,timezone=Mars/Olympus")
                 .find("unknown time zone 'Mars/Olympus'"),
             std::string::npos);
-  EXPECT_NE(error_of("fixed-window:limit=1,window=1m,timezone=Europe/Berlin")
+  EXPECT_NE(calendar_error_of("fixed-window:limit=1,window=1m,timezone=Europe/Berlin")
                 .find("timezone needs align=calendar"),
             std::string::npos);
-  EXPECT_NE(error_of("fixed-window:limit=1,window=1m,align=sunrise").find("align must be epoch"),
-            std::string::npos);
+  EXPECT_NE(
+      calendar_error_of("fixed-window:limit=1,window=1m,align=sunrise").find("align must be epoch"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // per_second(10)). Tests bring them in with `using namespace sluice::test::units;`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -14,6 +15,10 @@ constexpr core::Nanos us(std::int64_t n) { return n * core::kNanosPerMicro; }
 constexpr core::Nanos ms(std::int64_t n) { return n * core::kNanosPerMilli; }
 constexpr core::Nanos sec(std::int64_t n) { return n * core::kNanosPerSecond; }
 constexpr core::Nanos hours(std::int64_t n) { return n * core::kNanosPerHour; }
+
+// A second and a mebibyte as constants, for the tests that name them often.
+constexpr core::Nanos kSecond = core::kNanosPerSecond;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 constexpr core::Rate per_second(std::int64_t n) { return core::Rate{n, core::kNanosPerSecond}; }
 

@@ -17,6 +17,7 @@
 #include "sluice/core/token_bucket.hpp"
 #include "sluice/core/uniform_queue.hpp"
 #include "sluice/table/keyed_table.hpp"
+#include "support/units.hpp"
 
 namespace sluice::table {
 namespace {
@@ -25,7 +26,7 @@ using core::kNanosPerMilli;
 using core::kNanosPerSecond;
 using core::Rate;
 
-constexpr std::size_t kMiB = 1 << 20;
+using test::units::kMiB;
 constexpr core::Nanos kNow = 1000 * kNanosPerSecond;  // on a 10 s window's start
 
 bool same(const core::Decision& a, const core::Decision& b) {

@@ -13,6 +13,7 @@
 #include "sluice/core/gcra.hpp"
 #include "sluice/core/leaky_bucket.hpp"
 #include "sluice/core/token_bucket.hpp"
+#include "support/units.hpp"
 
 namespace sluice::table {
 namespace {
@@ -23,7 +24,7 @@ using core::kNanosPerSecond;
 using core::Rate;
 using core::TokenBucket;
 
-constexpr std::size_t kMiB = 1 << 20;
+using test::units::kMiB;
 
 TEST(KeyedTable, EachKeyHasItsOwnBucket) {
   // 10/s, burst 3: three at once per key, and key b is untouched by a's burst.
