@@ -1,7 +1,10 @@
 // make_limit and LazyLimits (limit_factory.hpp).
 #include "limit_factory.hpp"
 
+#include <map>
+#include <string_view>
 #include <variant>
+#include <vector>
 
 #include "sluice/engine/quota.hpp"
 
@@ -65,6 +68,36 @@ std::optional<local::TableLimit> kept_table(const CompiledLimit* previous,
   return kept;
 }
 
+// The failure policy of each rule kept in Redis, for the breaker's log lines: one name when
+// every such rule has the same, else each policy with its rules, at most 8 names a policy.
+std::string policies_in_force(const config::RuleSet& rules) {
+  std::map<std::string_view, std::vector<std::string_view>> rules_of;  // ordered by policy
+  for (const config::Rule& r : rules.rules) {
+    if (rules.storage_of(r) != config::Storage::kRedis) continue;
+    rules_of[backend::redis::failure_policy_name(
+                 backend_policy(rules.redis_options_of(r).on_failure))]
+        .push_back(r.name);
+  }
+  if (rules_of.empty()) {
+    return std::string(backend::redis::failure_policy_name(
+        backend_policy(rules.redis->defaults.on_failure)));
+  }
+  if (rules_of.size() == 1) return std::string(rules_of.begin()->first);
+  constexpr std::size_t kNamed = 8;
+  std::string out;
+  for (const auto& [policy, names] : rules_of) {
+    if (!out.empty()) out += "; ";
+    out += policy;
+    out += ": ";
+    for (std::size_t i = 0; i < names.size() && i < kNamed; ++i) {
+      if (i > 0) out += ", ";
+      out += names[i];
+    }
+    if (names.size() > kNamed) out += ", +" + std::to_string(names.size() - kNamed) + " more";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet& rules) {
@@ -79,7 +112,7 @@ std::optional<backend::redis::StoreOptions> store_options(const config::RuleSet&
   // A Redis that comes back is found within this, so decisions return to it within a second.
   o.client.reconnect_max = 250 * core::kNanosPerMilli;
   o.cache_denials = rules.redis->cache_denials;
-  o.on_failure = backend_policy(rules.redis->defaults.on_failure);  // for the server log
+  o.on_failure = policies_in_force(rules);  // for the server log
   return o;
 }
 

@@ -116,6 +116,7 @@ Store::~Store() { *alive_ = false; }
 bool Store::reconfigure(const StoreOptions& given) {
   const StoreOptions options = with_clock(given);
   options_.cache_denials = options.cache_denials;
+  options_.on_failure = options.on_failure;  // the rules' policies move with the rules
   if (options_.cache_denials == 0) denials_.clear();
   if (options.client == options_.client) return false;
   // The old client keeps its own options (its deadlines); the batching options move at once.

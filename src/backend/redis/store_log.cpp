@@ -14,7 +14,7 @@ void Store::log_breaker_change(core::Nanos now) {
   logged_at_ = now;
   logged_once_ = true;
   const std::string where = proto::resp::format_store_url(options_.client.url);
-  const std::string policy(failure_policy_name(options_.on_failure));
+  const std::string& policy = options_.on_failure;
   if (state == Breaker::State::kOpen) {
     log::warn("sluice: redis lost, breaker open: decisions follow the failure policy",
               {{"redis", where},

@@ -62,6 +62,23 @@ def test_breaker_open_and_closed_are_each_logged_once_with_the_policy(tmp_path, 
         g.stop()
 
 
+def test_the_breaker_line_names_each_rules_policy_when_they_differ(tmp_path, redis_server):
+    # redis.on_failure is fail-closed; one rule says fail-open: the line names both, with rules.
+    rs = redis_server()
+    config = CONFIG.replace("    rules: [shared]", "    rules: [shared, open]") + (
+        "  open:\n    limit: gcra:rate=1000/s,burst=100\n    key: const:other\n"
+        "    on_failure: fail-open\n")
+    g = serve_json(tmp_path, rs.url, config)
+    try:
+        assert hit(g, 2) == [200] * 2
+        rs.kill()
+        wait_until(lambda: (hit(g, 1), breaker_lines(g))[1], timeout=5, interval=0.02,
+                   what="the breaker line")
+        assert breaker_lines(g)[0]["on_failure"] == "fail-closed: shared; fail-open: open"
+    finally:
+        g.stop()
+
+
 def check_open_then_closed(g, rs):
     assert hit(g, 5) == [200] * 5
     rs.kill()

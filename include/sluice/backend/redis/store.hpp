@@ -34,8 +34,10 @@ struct StoreOptions {
   // round trip, or for at most cache_denials), at most this many keys per store; 0: none kept.
   core::Nanos cache_denials = core::kNanosPerSecond;
   std::size_t max_cached_denials = 1 << 16;
-  // redis.on_failure (rules may say otherwise): named in the server log's breaker lines.
-  FailurePolicy on_failure = FailurePolicy::kOpen;
+  // The failure policies in force, as the server log's breaker lines name them: one name when
+  // every rule kept in Redis has it ("fail-closed"), else each with its rules
+  // ("fail-closed: login; fail-open: api, search"). The engine writes it from the rules.
+  std::string on_failure = "fail-open";
 };
 
 // One per event loop; not thread-safe. Callbacks run on the loop, exactly once, never inside
