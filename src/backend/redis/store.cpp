@@ -70,6 +70,11 @@ bool looks_only(RequestKind k) {
 // A reset or an unblock: the refusals every loop kept of the key are forgotten.
 bool forgets(RequestKind k) { return k == RequestKind::kReset || k == RequestKind::kUnblock; }
 
+// A limit that blocks keys and lists them (block_list.hpp).
+bool listed(const RemoteLimit& l) {
+  return l.options().block > 0 && !l.options().block_list.empty();
+}
+
 core::Decision leased(std::int64_t remaining) {
   return core::Decision{true, 0, remaining, 0, 0, -1};
 }
@@ -368,7 +373,12 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
         // A refusal a loop kept from before the reset, or kept while it was on its way, is
         // forgotten (every loop's, through the limit's count).
         if (forgets(p.kind)) item.limit->count_reset();
+        if (p.kind == RequestKind::kUnblock && listed(*item.limit)) unlist_block(item);
         continue;
+      }
+      // A refusal that started the key's block: `extra` is when it ends.
+      if (a.limits[j].extra > 0 && !a.limits[j].decision.allowed && listed(*item.limit)) {
+        list_block(item, a.limits[j].extra);
       }
       if (p.items.size() == 1 && p.max_wait == 0) {
         keep_denial(item, p.cost, a.limits[j].decision, sent);
