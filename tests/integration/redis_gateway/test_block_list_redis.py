@@ -148,3 +148,15 @@ def test_a_cluster_lists_blocks_whose_keys_live_on_every_master(redis_cluster, g
     assert sorted(keys(listed)) == users and listed["total"] == 8
     assert requests.delete(f"{g.admin}/v1/rules/login/blocks/u3", timeout=5).json()["unblocked"]
     assert "u3" not in keys(listing(g)) and listing(g)["total"] == 7
+
+
+def test_under_log_key_hash_the_listing_shows_the_keys_hash(redis_server, gateways):
+    rs = redis_server()
+    a = gateways(config().replace("    on_deny:", "    log_key: hash\n    on_deny:"), rs.url)
+    ban(a, "secret-user")
+    listed = listing(a)
+    assert listed["hashed"] is True
+    top = requests.get(f"{a.admin}/v1/rules/login/top?by=denied", timeout=5).json()
+    assert keys(listed) == [top["keys"][0]["key"]], "the hash the top keys and access log show"
+    assert len(listed["blocks"][0]["key"]) == 16 and "secret" not in listed["blocks"][0]["key"]
+    assert rs.cmd("ZSCORE", LIST, "secret-user") is not None, "Redis keeps the key to check it"
