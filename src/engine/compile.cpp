@@ -10,6 +10,7 @@
 #include "limit_factory.hpp"
 #include "rls_tree.hpp"
 #include "route_breaker.hpp"
+#include "sluice/backend/redis/block_list.hpp"
 #include "sluice/config/shared_overrides.hpp"
 #include "top_sketch.hpp"
 
@@ -25,6 +26,7 @@ Placement placement_of(const config::RuleSet& rules, const config::Rule& rule,
   auto remote = remote_options(rules.redis_options_of(rule), rule.permit_ttl);
   remote.count_denied = rule.count_denied;
   remote.block = rule.block.value_or(0);
+  if (rule.block) remote.block_list = backend::redis::block_list_key(rule.name);
   return {rules.memory, std::move(remote), {}, wall};
 }
 
@@ -94,6 +96,9 @@ core::Expected<Variants> compile_variants(const config::RuleSet& rules, const co
     if (per_name && v.name == config::kDefaultTier) continue;  // the rule's own limit
     Placement where = placement_of(rules, rule, wall);
     where.redis_name = rule.name + std::string(suffix) + (per_name ? v.name : std::string());
+    // A tier's blocks are the tier limit's own keys, which GET/DELETE .../blocks/{key} (that
+    // know the key, not its tier) do not reach: not listed either.
+    if (per_name && where.redis) where.redis->block_list.clear();
     const CompiledLimit* before = nullptr;
     if (previous != nullptr) {
       if (auto it = previous->find(v.name); it != previous->end()) before = &it->second;

@@ -53,7 +53,7 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
   local::EachDecision each;
   out.total = local::decide_all({&ask, 1}, now, cost, {&each, 1}, leases_of(out));
   if (blocks && !out.total.allowed && out.total.retry_after != core::kNever) {
-    start_block(*limit.blocks, ask.key, *rule->block, now, out.total);
+    start_block(*limit.blocks, ask.key, key, *rule->block, now, out.total);
   }
   out.applied.back().decision = out.total;
   return Progress::kDone;

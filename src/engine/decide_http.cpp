@@ -137,6 +137,14 @@ bool refuse_blocked(const CompiledRoute& route, std::span<const RuleKey> keys, c
   return false;
 }
 
+// A local rule's refusal that blocks the key: its text is written out now (such a rule hashes
+// its key where it stands), once per block, for the listing of blocks.
+void start_local_block(const CompiledRule& rule, const RequestView& r, std::string_view client,
+                       std::string_view route, RuleKey& key, core::Nanos now, core::Decision& d) {
+  if (key.text.empty()) request_key_text(rule.rule.key, r, client, route, key.text);
+  start_block(*rule.limit.blocks, key.hash, key.text, *rule.rule.block, now, d);
+}
+
 }  // namespace
 
 Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
@@ -192,7 +200,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
                                                 keys[i].hash.bucket, keys[i].hash.fingerprint});
         }
         if (!d->allowed && rule.limit.blocks) {
-          start_block(*rule.limit.blocks, keys[i].hash, *rule.rule.block, now, a.decision);
+          start_local_block(rule, r, out.client(), route->route.name, keys[i], now, a.decision);
           if (out.total.retry_after != core::kNever) {
             out.total.retry_after = std::max(out.total.retry_after, a.decision.retry_after);
           }

@@ -40,7 +40,7 @@ bool same_options(const backend::redis::RemoteLimitOptions& a,
   return a.on_failure == b.on_failure && a.local_share == b.local_share && a.lease == b.lease &&
          a.lease_ttl == b.lease_ttl && a.concurrency_lease_ttl == b.concurrency_lease_ttl &&
          a.fallback_memory == b.fallback_memory && a.count_denied == b.count_denied &&
-         a.block == b.block && a.on_change == b.on_change;
+         a.block == b.block && a.on_change == b.on_change && a.block_list == b.block_list;
 }
 
 // The previous limit's table, kept or retuned, when it can serve `spec` in `memory`.

@@ -48,8 +48,8 @@ constexpr TableFigure kTableFigures[] = {
 };
 
 constexpr Family kMemory{"sluice_limit_memory_bytes", Kind::kGauge,
-                         "Memory a rule holds: its table's mapped budget (a local rule) and its "
-                         "top keys."};
+                         "Memory a rule holds: its table's mapped budget (a local rule), its "
+                         "top keys and its blocked keys (on_deny, a local rule)."};
 
 constexpr Family kThrottleKeys{"sluice_resp_throttle_keys", Kind::kGauge, "CL.THROTTLE keys held."};
 constexpr Family kThrottleEvictions{"sluice_resp_throttle_evictions_total", Kind::kCounter,
@@ -181,7 +181,8 @@ metrics::Registry::Registration Engine::register_metrics(metrics::Registry& regi
     for (const auto& c : snap->compiled) {
       const std::size_t table = c->limit.table ? local::stats_of(*c->limit.table).memory_bytes : 0;
       const std::size_t top = c->limit.top && c->limit.top->get() ? detail::kTopSketchBytes : 0;
-      sink.add(kMemory, {{"rule", c->rule.name}}, static_cast<double>(table + top));
+      const std::size_t blocks = c->limit.blocks ? c->limit.blocks->memory_bytes() : 0;
+      sink.add(kMemory, {{"rule", c->rule.name}}, static_cast<double>(table + top + blocks));
     }
     const table::TableStats t = state->throttle().stats();
     sink.add(kThrottleKeys, {}, static_cast<double>(t.keys));

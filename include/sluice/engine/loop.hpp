@@ -18,6 +18,7 @@
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
+#include "sluice/engine/block_list.hpp"
 #include "sluice/engine/instances.hpp"
 #include "sluice/engine/outcome.hpp"
 #include "sluice/engine/settle.hpp"
@@ -115,6 +116,13 @@ class Loop {
   void write_shared_override(const std::string& rule, const std::string& key,
                              const std::optional<std::string>& limit,
                              std::function<void(SharedWrite, std::string)> done);
+
+  // Up to `n` (at most BlockList::kMaxListed) of the keys rule `rule` blocks at `now`
+  // (block_list.hpp): read here for a local rule, from Redis for one kept there (then `done`
+  // runs when Redis answered, or with kUnavailable). `done` runs on this loop, never inside
+  // this call.
+  void list_blocks(const std::string& rule, std::size_t n, core::Nanos now,
+                   std::function<void(BlockList)> done);
 
   Engine& engine() { return engine_; }
   // The rules this loop decides with (refreshed when the engine's version moves), and a hold

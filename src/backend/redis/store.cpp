@@ -75,6 +75,11 @@ bool forgets(RequestKind k) { return k == RequestKind::kReset || k == RequestKin
 // or lost).
 bool redis_only(RequestKind k) { return looks_only(k) || k == RequestKind::kSettle; }
 
+// A limit that blocks keys and lists them (block_list.hpp).
+bool listed(const RemoteLimit& l) {
+  return l.options().block > 0 && !l.options().block_list.empty();
+}
+
 core::Decision leased(std::int64_t remaining) {
   return core::Decision{true, 0, remaining, 0, 0, -1};
 }
@@ -408,7 +413,12 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
         if (p.kind == RequestKind::kSettle && p.cost < 0) {
           denials_.erase(item.limit->state_key(item.key));
         }
+        if (p.kind == RequestKind::kUnblock && listed(*item.limit)) unlist_block(item);
         continue;
+      }
+      // A refusal that started the key's block: `extra` is when it ends.
+      if (a.limits[j].extra > 0 && !a.limits[j].decision.allowed && listed(*item.limit)) {
+        list_block(item, a.limits[j].extra);
       }
       if (p.items.size() == 1 && p.max_wait == 0) {
         keep_denial(item, item.cost_in(p.cost), a.limits[j].decision, sent);

@@ -26,6 +26,7 @@ constexpr std::array kRoutes = {
     AdminRoute{verb::get, "/v1/rules/{name}/top", &AdminService::top_keys},
     AdminRoute{verb::get, "/v1/rules/{name}/keys/{key}", &AdminService::get_key},
     AdminRoute{verb::delete_, "/v1/rules/{name}/keys/{key}", &AdminService::reset_key},
+    AdminRoute{verb::get, "/v1/rules/{name}/blocks", &AdminService::list_blocks},
     AdminRoute{verb::get, "/v1/rules/{name}/blocks/{key}", &AdminService::get_block},
     AdminRoute{verb::delete_, "/v1/rules/{name}/blocks/{key}", &AdminService::unblock},
     AdminRoute{verb::get, "/v1/rules/{name}/overrides/{key}", &AdminService::get_override},

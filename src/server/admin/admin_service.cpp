@@ -13,6 +13,7 @@
 
 #include "admin_access.hpp"
 #include "admin_request.hpp"
+#include "block_handlers.hpp"
 #include "build_info_metric.hpp"
 #include "check_handlers.hpp"
 #include "instance_beacon.hpp"
@@ -301,6 +302,10 @@ Reply AdminService::get_key(const AdminRequest& request) {
 
 Reply AdminService::reset_key(const AdminRequest& request) {
   return key_state(*loop_, request.name, request.key, engine::KeyOp::kReset, clock_->now());
+}
+
+Reply AdminService::list_blocks(const AdminRequest& request) {
+  return server::list_blocks(*loop_, request.name, request.query, clock_->now());
 }
 
 Reply AdminService::get_block(const AdminRequest& request) {

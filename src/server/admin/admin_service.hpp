@@ -64,6 +64,7 @@ class AdminService : public std::enable_shared_from_this<AdminService> {
   Reply top_keys(const AdminRequest& request);  // GET /v1/rules/{name}/top (top_handlers.hpp)
   Reply get_key(const AdminRequest& request);
   Reply reset_key(const AdminRequest& request);
+  Reply list_blocks(const AdminRequest& request);  // GET /v1/rules/{name}/blocks (block_handlers)
   Reply get_block(const AdminRequest& request);
   Reply unblock(const AdminRequest& request);
   // GET, PUT, DELETE /v1/rules/{name}/overrides/{key} (override_handlers.cpp)

@@ -26,21 +26,6 @@ struct KeyLook {
   engine::Outcome out;
 };
 
-unsigned error_status(engine::ErrorKind kind) {
-  switch (kind) {
-    case engine::ErrorKind::kUnknownRule:
-    case engine::ErrorKind::kNoBlocks:
-      return 404;
-    case engine::ErrorKind::kNotResettable:
-    case engine::ErrorKind::kNotSettlable:
-      return 409;
-    case engine::ErrorKind::kUnavailable:
-      return 503;
-    default:
-      return 400;
-  }
-}
-
 // A key's block: {"rule","key","blocked","retry_after_ms"}, with "unblocked" after a DELETE.
 Reply block_answer(const KeyLook& k, bool unblock) {
   const core::Decision& d = k.out.total;
@@ -56,7 +41,7 @@ Reply block_answer(const KeyLook& k, bool unblock) {
 Reply answer(const KeyLook& k, engine::KeyOp op) {
   const engine::Outcome& out = k.out;
   if (out.verdict == engine::Verdict::kInvalid) {
-    return error_reply(error_status(out.error_kind), out.error,
+    return error_reply(key_error_status(out.error_kind), out.error,
                        engine::error_field(out.error_kind));
   }
   if (op == engine::KeyOp::kBlock || op == engine::KeyOp::kUnblock) {
@@ -84,6 +69,21 @@ Reply answer(const KeyLook& k, engine::KeyOp op) {
 }
 
 }  // namespace
+
+unsigned key_error_status(engine::ErrorKind kind) {
+  switch (kind) {
+    case engine::ErrorKind::kUnknownRule:
+    case engine::ErrorKind::kNoBlocks:
+      return 404;
+    case engine::ErrorKind::kNotResettable:
+    case engine::ErrorKind::kNotSettlable:
+      return 409;
+    case engine::ErrorKind::kUnavailable:
+      return 503;
+    default:
+      return 400;
+  }
+}
 
 Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, engine::KeyOp op,
                 core::Nanos now, std::int64_t cost) {

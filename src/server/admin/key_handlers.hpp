@@ -19,6 +19,10 @@
 
 namespace sluice::server {
 
+// The status of a refused key ask (or block listing): 404 unknown rule or no on_deny, 409 not
+// resettable or settlable, 503 Redis unavailable, else 400.
+unsigned key_error_status(engine::ErrorKind kind);
+
 // Rules kept in Redis are asked through `loop` (the admin loop's); their replies come through
 // Reply::later.
 Reply key_state(engine::Loop& loop, std::string_view rule, std::string_view key, engine::KeyOp op,

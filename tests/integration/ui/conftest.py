@@ -99,6 +99,10 @@ rules:
   spare:
     limit: "fixed-window:limit=100,window=1m"
     key: "header:X-User"
+  bans:
+    limit: "fixed-window:limit=1,window=1h"
+    key: "header:X-User"
+    on_deny: {{block: 10m}}
 """
 
 

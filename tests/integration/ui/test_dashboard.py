@@ -1,7 +1,7 @@
 """The dashboard at /ui/ in headless Chromium, against a real sluice with an admin token, a
 gateway route and demo-upstream: the token asked for, a chart that moves under load, a rule
 edited in the page changing the 429s, a bad rate refused beside its field, and the edit kept
-across a restart; the limited client in the rule's top list. Screenshots go to build/<preset>/test-artifacts/ui/ (docs/dashboard.md)."""
+across a restart; the limited client in the rule's top list; a rule's blocked keys. Screenshots go to build/<preset>/test-artifacts/ui/ (docs/dashboard.md)."""
 import threading
 import time
 
@@ -177,3 +177,25 @@ def test_dashboard_shows_each_routes_adaptive_limit_and_breaker(stack, browser):
     assert float(row[4]) > 0, row  # a round trip was measured (tens of microseconds here)
     assert (row[6], row[7], row[8]) == ("closed", "0", "0"), row
     browser.screenshot("6-overload.png")
+
+
+def test_dashboard_lists_the_keys_a_rule_blocks(stack, browser):
+    for key in ("mallory", "trudy"):  # each admitted once, then refused and blocked for 10m
+        answers = [stack.api("POST", "/v1/check", json={"rule": "bans", "key": key}).json()
+                   for _ in range(2)]
+        assert [a["allowed"] for a in answers] == [True, False], answers
+        time.sleep(0.05)
+    assert browser.call("goto", url=stack.admin + "/ui/") == 200
+    browser.call("type", selector="#token", text=TOKEN)
+    browser.call("click", selector="#token-form button")
+    box = '.top[data-rule="bans"]'
+    rows = browser.wait(f"(() => {{ const rows = [...document.querySelectorAll('{box} table.blocked tbody tr')];"
+                        " return rows.length === 2 && rows.map((r) => [...r.cells].map((c) => c.textContent)); })()")
+    assert [r[0] for r in rows] == ["trudy", "mallory"], "the latest block first"
+    assert all(590 <= int(r[1]) <= 600 for r in rows), rows
+    assert browser.call("eval", js=f"document.querySelector('{box} p.blocked').textContent") == \
+        "2 keys blocked now"
+    assert browser.call("eval", js="document.querySelectorAll('.top[data-rule=\"per-client\"] .blocked').length") == 0, \
+        "a rule without on_deny lists none"
+    browser.screenshot("7-blocked-keys.png")
+    assert browser.call("errors") == []

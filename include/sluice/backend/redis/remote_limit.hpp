@@ -51,6 +51,9 @@ struct RemoteLimitOptions {
   // A key it refuses is blocked this long, in Redis for every instance (a rule's on_deny:
   // block); 0 = no blocks.
   core::Nanos block = 0;
+  // The rule's list of blocks (block_list.hpp) this limit's blocks are added to; empty: not
+  // listed (a tier's blocks: its keys' blocks are the tier limit's own).
+  std::string block_list;
   // Memory of the local fallback's table.
   std::size_t fallback_memory = 4u << 20;
   OnChange on_change = OnChange::kKeep;

@@ -118,7 +118,9 @@ class ScriptBatch {
 // One limit's answer to one request.
 struct LimitAnswer {
   core::Decision decision;
-  std::int64_t extra = 0;  // take: permits granted; concurrency acquire: the lease id
+  // take: permits granted; concurrency acquire: the lease id; a refusal that started the key's
+  // block (on_deny): when it ends, Unix ms (Redis's clock)
+  std::int64_t extra = 0;
 };
 
 // A request's answers, one per limit in the order it was added, and their all-must-pass fold.

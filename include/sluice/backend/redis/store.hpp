@@ -138,6 +138,10 @@ class Store {
   Part lease_part(RequestKind kind, const RemoteLease& lease) const;
   void arm_renewal(core::Nanos at);
   void renew_due();
+  // A rule's list of blocks (store_blocks.cpp): the key whose block the script started (ending
+  // at `ends_ms`, Unix ms) added, the key whose block it lifted taken off.
+  void list_block(const QueryItem& item, std::int64_t ends_ms);
+  void unlist_block(const QueryItem& item);
 
   boost::asio::io_context& io_;
   StoreOptions options_;

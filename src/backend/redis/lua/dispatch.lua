@@ -18,7 +18,8 @@
 --   then requests, to the end: kind, at_sec, at_ns, cost, max_wait_ns (-1 = forever), m,
 --                      then m pairs
 --                      (limit index 1..L, key index into KEYS). kind:
---                      d  decide (concurrency: acquire a lease)
+--                      d  decide (concurrency: acquire a lease); a refusal that starts the
+--                         key's block (flag "b"): `extra` is when the block ends, in Unix ms
 --                      t  take up to `cost` permits, as many as reject mode would allow
 --                         now (leasing); one limit; granted count in `extra`
 --                      r  release the concurrency lease whose id is `cost`; one limit
@@ -41,7 +42,7 @@
 -- KEYS: each state key once; a key belongs to one limit.
 -- Reply: per request, per limit, 8 integers: allowed, delay, remaining, retry_after (-1
 --   never), reset_after, limit, overflow, extra (take: permits granted; concurrency acquire:
---   the lease id; else 0). The caller folds them (all must pass) as the local
+--   the lease id; a refusal that started a block: when it ends; else 0). The caller folds them (all must pass) as the local
 --   backend does, so both backends share one combination rule.
 -- A request is committed when all its limits allow it, or when it has one limit whose
 -- reference changes its state on a denial (x/time/rate's cancelled reservation). A key never
@@ -267,6 +268,7 @@ while i <= n_args do
     -- that is longer (engine/block_table.hpp: start_block).
     if charge and st.L.block_ms and not st.d.allowed and not st.d.overflow then
       redis.call('SET', KEYS[st.ki] .. ':block', '1', 'PX', st.L.block_ms)
+      st.extra = T.now_sec * 1000 + math.floor(T.now_ns / 1000000) + st.L.block_ms
       local block = st.L.block_ms * 1000000
       if st.d.retry_after ~= NEVER and st.d.retry_after < block then st.d.retry_after = block end
       if st.d.reset_after < block then st.d.reset_after = block end

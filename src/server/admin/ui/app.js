@@ -2,7 +2,7 @@
 // API (docs/dashboard.md) and fills each panel.
 import { api, setToken, token, whenUnauthorized } from './api.js';
 import { draw, merge, since } from './charts.js';
-import { loadRules, ruleNames } from './rules.js';
+import { blockingRules, loadRules, ruleNames } from './rules.js';
 
 const $ = (id) => document.getElementById(id);
 let timers = [];
@@ -129,9 +129,27 @@ async function topKeys() {
       note.textContent = `by ${t.by}, last ${t.window_seconds} s, ${t.capacity} keys tracked`;
       box.append(note, table(['key', 'requests', 'denied'], t.keys.map((k) => [k.key, k.requests, k.denied])));
     }
+    if (blockingRules.includes(name)) await blockedKeys(name, box);
     boxes.push(box);
   }
   $('top-keys').replaceChildren(...boxes);
+}
+
+// A rule's blocked keys (on_deny), the latest first, under its top keys.
+async function blockedKeys(name, box) {
+  const r = await api(`/v1/rules/${encodeURIComponent(name)}/blocks?n=10`);
+  const note = document.createElement('p');
+  note.className = 'note blocked';
+  if (!r.ok) {
+    note.textContent = `blocked keys: error ${r.status}`;
+    box.appendChild(note);
+    return;
+  }
+  const b = await r.json();
+  note.textContent = `${b.total} keys blocked now` + (b.truncated ? `, the ${b.count} latest:` : '');
+  const rows = b.blocks.map((k) => [k.key, (k.retry_after_ms / 1000).toFixed(0)]);
+  box.append(note, table(['blocked key', 'seconds left'], rows));
+  box.lastChild.classList.add('blocked');
 }
 
 async function keyCall(method) {

@@ -81,12 +81,15 @@ function row(rule) {
 }
 
 export let ruleNames = [];
+// The rules with on_deny: their blocked keys are listed beside their top keys.
+export let blockingRules = [];
 
 export async function loadRules() {
   const r = await api('/v1/rules');
   if (!r.ok) return;
   const rules = await r.json();
   ruleNames = rules.map((x) => x.name);
+  blockingRules = rules.filter((x) => x.on_deny).map((x) => x.name);
   const body = document.getElementById('rule-rows');
   body.replaceChildren(...rules.map(row));
   const select = document.getElementById('key-rule');
