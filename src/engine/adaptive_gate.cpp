@@ -5,49 +5,32 @@
 
 #include <algorithm>
 
+#include "sluice/adaptive/named_limit.hpp"
+
 namespace sluice::engine::detail {
 
 namespace {
 
 constexpr core::Nanos kRttWindow = 10 * core::kNanosPerSecond;
 
-template <class T, class N>
-void set(T& field, const std::optional<N>& value) {
-  if (value) field = static_cast<T>(*value);
-}
-
 }  // namespace
 
 core::Expected<AnyLimit> make_adaptive_limit(const config::AdaptiveConcurrency& c, core::Nanos now,
                                              std::uint64_t seed) {
+  adaptive::LimitSettings s;
+  s.initial = c.initial;
+  s.min_limit = c.min_limit;
+  s.max_limit = c.max_limit;
+  s.min_rtt_interval = c.min_rtt_interval;
   switch (c.algorithm) {
-    case config::AdaptiveAlgorithm::kEnvoyGradient: {
-      adaptive::EnvoyGradient::Params p;
-      set(p.min_concurrency, c.min_limit);
-      set(p.max_concurrency_limit, c.max_limit);
-      set(p.min_rtt_interval, c.min_rtt_interval);
-      return adaptive::start_limit<adaptive::EnvoyGradient>(p, now, seed);
-    }
-    case config::AdaptiveAlgorithm::kVegas: {
-      adaptive::Vegas::Params p;
-      set(p.initial_limit, c.initial);
-      set(p.max_concurrency, c.max_limit);
-      return adaptive::start_limit<adaptive::Vegas>(p, now, seed);
-    }
-    case config::AdaptiveAlgorithm::kGradient2: {
-      adaptive::Gradient2::Params p;
-      set(p.initial_limit, c.initial);
-      set(p.min_limit, c.min_limit);
-      set(p.max_concurrency, c.max_limit);
-      return adaptive::start_limit<adaptive::Gradient2>(p, now, seed);
-    }
-    case config::AdaptiveAlgorithm::kAimd: {
-      adaptive::Aimd::Params p;
-      set(p.initial_limit, c.initial);
-      set(p.min_limit, c.min_limit);
-      set(p.max_limit, c.max_limit);
-      return adaptive::start_limit<adaptive::Aimd>(p, now, seed);
-    }
+    case config::AdaptiveAlgorithm::kEnvoyGradient:
+      return adaptive::start_with<adaptive::EnvoyGradient>(s, now, seed);
+    case config::AdaptiveAlgorithm::kVegas:
+      return adaptive::start_with<adaptive::Vegas>(s, now, seed);
+    case config::AdaptiveAlgorithm::kGradient2:
+      return adaptive::start_with<adaptive::Gradient2>(s, now, seed);
+    case config::AdaptiveAlgorithm::kAimd:
+      return adaptive::start_with<adaptive::Aimd>(s, now, seed);
   }
   return core::make_error("unknown algorithm");
 }

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "sluice/adaptive/any_limit.hpp"
+#include "sluice/adaptive/named_limit.hpp"
 
 namespace sluice::simulate {
 namespace {
@@ -36,18 +37,10 @@ const std::array<CollapseModel, 3> kModels{{
      {{10 * kSec, 1, 16, 10 * kMs}, {5 * kSec, 2, 16, 10 * kMs}, {25 * kSec, 2, 8, 10 * kMs}}},
 }};
 
-constexpr std::array<std::string_view, 4> kAlgorithms{"envoy-gradient", "gradient2", "vegas",
-                                                      "aimd"};
-
 core::Expected<adaptive::AnyLimit> start(const Guard& g, std::uint64_t seed) {
-  if (g.algorithm == "envoy-gradient") {
-    adaptive::EnvoyGradient::Params p;
-    if (g.min_rtt_interval > 0) p.min_rtt_interval = g.min_rtt_interval;
-    return adaptive::start_limit<adaptive::EnvoyGradient>(p, 0, seed);
-  }
-  if (g.algorithm == "gradient2") return adaptive::start_limit<adaptive::Gradient2>({}, 0, seed);
-  if (g.algorithm == "vegas") return adaptive::start_limit<adaptive::Vegas>({}, 0, seed);
-  return adaptive::start_limit<adaptive::Aimd>({}, 0, seed);
+  adaptive::LimitSettings s;
+  if (g.min_rtt_interval > 0) s.min_rtt_interval = g.min_rtt_interval;
+  return adaptive::start_named(g.algorithm, s, 0, seed);
 }
 
 // The guard's limit as the loop sees it: fixed, or the algorithm's.
@@ -253,7 +246,8 @@ core::Expected<Guard> parse_guard(std::string_view text) {
     g.limit = *n;
     return g;
   }
-  if (std::find(kAlgorithms.begin(), kAlgorithms.end(), head) == kAlgorithms.end()) {
+  if (std::find(adaptive::kAlgorithmNames.begin(), adaptive::kAlgorithmNames.end(), head) ==
+      adaptive::kAlgorithmNames.end()) {
     return core::make_error("'" + g.label +
                             "': not a guard (none, static:N, envoy-gradient, gradient2, vegas, "
                             "aimd)");
@@ -277,7 +271,7 @@ core::Expected<Guard> parse_guard(std::string_view text) {
 
 std::vector<std::string> default_guards(const CollapseModel& model) {
   std::vector<std::string> out{"none", "static:" + std::to_string(model.phases.at(0).workers)};
-  out.insert(out.end(), kAlgorithms.begin(), kAlgorithms.end());
+  out.insert(out.end(), adaptive::kAlgorithmNames.begin(), adaptive::kAlgorithmNames.end());
   return out;
 }
 
