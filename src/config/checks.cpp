@@ -367,109 +367,142 @@ std::string internal::shown_field(std::string_view path) {
   return quoted(indexed ? path.substr(0, dot) : path);
 }
 
-void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
-  // Made only for an error: 10,000 rules are checked on every admin change.
-  auto prefix = [&] { return "rule " + quoted(r.name) + ": "; };
-  auto fail = [&](std::string_view field, const std::string& problem) {
+namespace {
+
+// A rule's errors, each at its field's line and named "rule 'NAME': field 'F': ...". The name
+// is formatted only for an error: 10,000 rules are checked on every admin change.
+struct RuleErrors {
+  const Rule& r;
+  const Origin& o;
+  Errors& errors;
+  std::string prefix() const { return "rule " + quoted(r.name) + ": "; }
+  void fail(std::string_view field, const std::string& problem) const {
     errors.add(o.at(field), prefix() + "field " + quoted(field) + ": " + problem);
-  };
-  if (!is_entry_name(r.name)) errors.add(o.line, prefix() + name_problem("rule", r.name));
-  const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
+  }
+};
+
+// Its name, limit and key.
+void check_rule_basics(const RuleErrors& e, bool limit_ok) {
+  const Rule& r = e.r;
+  const Origin& o = e.o;
+  if (!is_entry_name(r.name)) e.errors.add(o.line, e.prefix() + name_problem("rule", r.name));
   if (o.ok("limit") && r.limit_text.empty()) {
-    errors.add(o.line, prefix() + "missing field 'limit' (" + std::string(kLimitExample) + ")");
+    e.errors.add(o.line, e.prefix() + "missing field 'limit' (" + std::string(kLimitExample) + ")");
   }
   if (limit_ok && r.limit.algorithm == "sliding-log") {
-    fail("limit",
-         "sliding-log keeps a log of every request per key, which a fixed-size table cannot "
-         "hold; use sliding-window (same limit and window, bounded memory)");
+    e.fail("limit",
+           "sliding-log keeps a log of every request per key, which a fixed-size table cannot "
+           "hold; use sliding-window (same limit and window, bounded memory)");
   }
   if (o.ok("key") && r.key.empty()) {
-    errors.add(
+    e.errors.add(
         o.at("key"),
-        prefix() +
+        e.prefix() +
             (o.written("key") ? "field 'key': needs at least one part" : "missing field 'key'") +
             " (e.g. key: client_ip, or key: const:global for one limit shared by all)");
   }
+}
+
+// What it does to a request over the limit: its action, max_wait and statuses.
+void check_rule_action(const RuleErrors& e, bool limit_ok) {
+  const Rule& r = e.r;
+  const Origin& o = e.o;
   const bool action_ok = o.ok("action");
   if (action_ok && r.action == Action::kDelay && limit_ok) {
     if (r.limit.wait == spec::WaitSupport::kNotTimeBased) {
-      fail("action",
-           "a concurrency limit cannot delay: a lease frees when a request ends, not after a "
-           "time; use reject or dry-run");
+      e.fail("action",
+             "a concurrency limit cannot delay: a lease frees when a request ends, not after a "
+             "time; use reject or dry-run");
     } else if (r.limit.wait == spec::WaitSupport::kRejectOnly) {
-      fail("action", r.limit.algorithm +
-                         " decides only now and cannot delay a request; use reject or dry-run, "
-                         "or a limit that can wait (token-bucket, gcra, leaky-bucket, "
-                         "smooth-bursty, smooth-warmup, queue)");
+      e.fail("action", r.limit.algorithm +
+                           " decides only now and cannot delay a request; use reject or "
+                           "dry-run, or a limit that can wait (token-bucket, gcra, "
+                           "leaky-bucket, smooth-bursty, smooth-warmup, queue)");
     }
   }
   if (action_ok && o.ok("max_wait")) {
     if (r.action == Action::kDelay && r.max_wait <= 0) {
-      fail("action",
-           "'delay' needs max_wait, the longest a request is held (e.g. max_wait: 500ms)");
+      e.fail("action",
+             "'delay' needs max_wait, the longest a request is held (e.g. max_wait: 500ms)");
     }
     if (r.action != Action::kDelay && (r.max_wait != 0 || o.written("max_wait"))) {
-      fail("max_wait", "applies only to action 'delay' (this rule's action is '" +
-                           std::string(name_of(kActions, r.action)) +
-                           "'); remove it or use action: delay");
+      e.fail("max_wait", "applies only to action 'delay' (this rule's action is '" +
+                             std::string(name_of(kActions, r.action)) +
+                             "'); remove it or use action: delay");
     }
   }
   if (o.ok("status") && (r.status < 400 || r.status > 599)) {
-    fail("status", std::to_string(r.status) +
-                       " is not an error status (accepted: 400 to 599; the default is 429)");
+    e.fail("status", std::to_string(r.status) +
+                         " is not an error status (accepted: 400 to 599; the default is 429)");
   }
   if (o.ok("missing_key_status")) {
     if (r.missing_key_status < 400 || r.missing_key_status > 599) {
-      fail("missing_key_status",
-           std::to_string(r.missing_key_status) +
-               " is not an error status (accepted: 400 to 599; the default is 429)");
+      e.fail("missing_key_status",
+             std::to_string(r.missing_key_status) +
+                 " is not an error status (accepted: 400 to 599; the default is 429)");
     } else if (o.written("missing_key_status") && r.on_missing_key != OnMissingKey::kDeny) {
-      fail("missing_key_status",
-           "applies only to on_missing_key: deny (a missing key is skipped otherwise)");
+      e.fail("missing_key_status",
+             "applies only to on_missing_key: deny (a missing key is skipped otherwise)");
     }
   }
-  if (o.ok("max_permits") && o.written("max_permits") && limit_ok &&
-      r.limit.wait != spec::WaitSupport::kNotTimeBased) {
-    fail("max_permits",
-         "applies only to a concurrency limit (the most permits the decision service holds "
-         "for its callers)");
+}
+
+// The fields that apply to some algorithms only: permits, blocks, costs settled later.
+void check_rule_extras(const RuleErrors& e, bool limit_ok) {
+  const Rule& r = e.r;
+  const Origin& o = e.o;
+  const bool concurrency = limit_ok && r.limit.wait == spec::WaitSupport::kNotTimeBased;
+  if (o.ok("max_permits") && o.written("max_permits") && limit_ok && !concurrency) {
+    e.fail("max_permits",
+           "applies only to a concurrency limit (the most permits the decision service holds "
+           "for its callers)");
   }
   if (r.block && o.ok("on_deny") && o.ok("on_deny.block")) {
     if (*r.block <= 0) {
-      fail("on_deny.block", "must be longer than 0 (e.g. block: 10m)");
-    } else if (limit_ok && r.limit.wait == spec::WaitSupport::kNotTimeBased) {
-      fail("on_deny",
-           "applies only to rate limits (a concurrency limit refuses only while its "
-           "permits are held, so there is nothing to block for)");
+      e.fail("on_deny.block", "must be longer than 0 (e.g. block: 10m)");
+    } else if (concurrency) {
+      e.fail("on_deny",
+             "applies only to rate limits (a concurrency limit refuses only while its "
+             "permits are held, so there is nothing to block for)");
     } else if (r.action == Action::kDryRun) {
-      fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
+      e.fail("on_deny", "a dry-run rule never refuses, so it blocks no one; remove on_deny");
     }
   }
+  const std::string_view settle_field = r.cost_from.empty() ? "count_if" : "cost_from";
   if (r.settles() && limit_ok && !spec::counts_denials(r.limit)) {
-    fail(r.cost_from.empty() ? "count_if" : "cost_from",
-         "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
-             r.limit.algorithm +
-             " (it queues, delays or holds permits: a cost cannot be settled "
-             "after the fact)");
+    e.fail(settle_field, "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
+                             r.limit.algorithm +
+                             " (it queues, delays or holds permits: a cost cannot be settled "
+                             "after the fact)");
   }
   if (r.settles() && r.action == Action::kDryRun) {
-    fail(r.cost_from.empty() ? "count_if" : "cost_from",
-         "a dry-run rule charges nothing, so it has nothing to settle; remove it");
+    e.fail(settle_field, "a dry-run rule charges nothing, so it has nothing to settle; remove it");
   }
   if (r.count_denied && limit_ok && !spec::counts_denials(r.limit)) {
-    fail("count_denied", "applies to token-bucket, gcra, fixed-window and sliding-window, not " +
-                             r.limit.algorithm +
-                             " (it queues, delays or holds permits: a refusal has no cost)");
+    e.fail("count_denied",
+           "applies to token-bucket, gcra, fixed-window and sliding-window, "
+           "not " +
+               r.limit.algorithm + " (it queues, delays or holds permits: a refusal has no cost)");
   }
   if (o.ok("permit_ttl") && o.written("permit_ttl")) {
-    if (limit_ok && r.limit.wait != spec::WaitSupport::kNotTimeBased) {
-      fail("permit_ttl",
-           "applies only to a concurrency limit (how long a permit handed out by "
-           "the decision service is kept)");
+    if (limit_ok && !concurrency) {
+      e.fail("permit_ttl",
+             "applies only to a concurrency limit (how long a permit handed out by "
+             "the decision service is kept)");
     } else if (r.permit_ttl <= 0) {
-      fail("permit_ttl", "must be longer than 0 (the default is 60s)");
+      e.fail("permit_ttl", "must be longer than 0 (the default is 60s)");
     }
   }
+}
+
+}  // namespace
+
+void internal::check_rule(const Rule& r, const Origin& o, Errors& errors) {
+  const RuleErrors e{r, o, errors};
+  const bool limit_ok = o.ok("limit") && !r.limit_text.empty();
+  check_rule_basics(e, limit_ok);
+  check_rule_action(e, limit_ok);
+  check_rule_extras(e, limit_ok);
   check_limit_variants(r, o, errors);
 }
 
