@@ -204,12 +204,20 @@ void start_serving(Frontends& f, const Listeners& l, const server::AdminServer& 
 // A dry-run rule's would-be refusals: one line a second per rule at most, with their count
 // (the engine counts them in an atomic per rule; no request waits on the log).
 void log_dry_run_denials(engine::Engine& engine) {
-  engine.take_dry_run_denials([](std::string_view rule, std::uint64_t count, std::string_view key) {
-    log::info("sluice: dry-run rule would have refused requests",
-              {{"rule", std::string(rule)},
-               {"count", static_cast<std::int64_t>(count)},
-               {"key", std::string(key)},
-               {"in_last", "1s"}});
+  engine.take_dry_run_denials([](const engine::Engine::DryRunDenials& d) {
+    constexpr std::string_view kLine = "sluice: dry-run rule would have refused requests";
+    const auto count = static_cast<std::int64_t>(d.count);
+    if (d.route.empty()) {  // the check API's: no route
+      log::warn(
+          kLine,
+          {{"rule", std::string(d.rule)}, {"count", count}, {"key", d.key}, {"in_last", "1s"}});
+    } else {
+      log::warn(kLine, {{"rule", std::string(d.rule)},
+                        {"route", d.route},
+                        {"count", count},
+                        {"key", d.key},
+                        {"in_last", "1s"}});
+    }
   });
 }
 

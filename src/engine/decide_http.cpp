@@ -85,7 +85,7 @@ void decide_dry_run(const CompiledRoute& route, const RequestView& r, bool tier_
         out.applied.emplace_back(applied(*key.limit, &rule.rule, d, false, rr.counters.get()));
     OutcomeAccess::key(a) = key.tag;
     note_key(a, !d.allowed, now);
-    if (!d.allowed) tally_dry_run_denial(a);
+    if (!d.allowed) tally_dry_run_denial(a, route.route.name);
   }
 }
 

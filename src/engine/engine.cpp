@@ -256,21 +256,21 @@ std::optional<TopKeys> Engine::top_keys(std::string_view rule, TopBy by, std::si
   return top;
 }
 
-void Engine::take_dry_run_denials(
-    const std::function<void(std::string_view, std::uint64_t, std::string_view)>& f) {
+void Engine::take_dry_run_denials(const std::function<void(const DryRunDenials&)>& f) {
   const auto snap = state_->snapshot();
-  std::string key;
+  DryRunDenials d;
   for (const auto& c : snap->compiled) {
     if (!c->limit.dry_run_denials) continue;
     KeyTag latest;
-    const std::uint64_t n = c->limit.dry_run_denials->take(latest);
-    if (n == 0) continue;
+    d.count = c->limit.dry_run_denials->take(latest, d.route);
+    if (d.count == 0) continue;
     if (c->rule.log_key == config::LogKey::kHash) {
-      detail::hash_hex(latest.hash, key);
+      detail::hash_hex(latest.hash, d.key);
     } else {
-      key.assign(latest.text, latest.size);
+      d.key.assign(latest.text, latest.size);
     }
-    f(c->rule.name, n, key);
+    d.rule = c->rule.name;
+    f(d);
   }
 }
 

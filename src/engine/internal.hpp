@@ -128,9 +128,10 @@ inline void note_key(const Applied& a, bool denied, core::Nanos now) {
 }
 
 // Counts a dry-run rule's would-be refusal for the server log (Engine::take_dry_run_denials).
-inline void tally_dry_run_denial(const Applied& a) {
+inline void tally_dry_run_denial(const Applied& a, std::string_view route = {}) {
   const KeyTag& tag = OutcomeAccess::key(a);
-  if (EventTally* t = compiled_of(a).dry_run_denials.get(); t != nullptr && tag.set) t->add(tag);
+  EventTally* t = compiled_of(a).dry_run_denials.get();
+  if (t != nullptr && tag.set) t->add(tag, route);
 }
 
 // An ask refused before it is decided.

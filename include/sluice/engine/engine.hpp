@@ -79,10 +79,15 @@ class Engine {
                                   core::Nanos now) const;
 
   // Each dry-run rule's would-be refusals since the previous call, with the latest one's key
-  // (raw, cut to TopKeys::kKeyBytes, or hashed under log_key: hash): f(rule, count, key) for
-  // each rule that has some. For the server log's line a second.
-  void take_dry_run_denials(
-      const std::function<void(std::string_view, std::uint64_t, std::string_view)>& f);
+  // (raw, cut to TopKeys::kKeyBytes, or hashed under log_key: hash) and route (empty for the
+  // check API's): f once for each rule that has some. For the server log's line a second.
+  struct DryRunDenials {
+    std::string_view rule;
+    std::uint64_t count = 0;
+    std::string key;
+    std::string route;
+  };
+  void take_dry_run_denials(const std::function<void(const DryRunDenials&)>& f);
 
   // CL.THROTTLE's local table (the keys held, for INFO and metrics).
   TableUse throttle_use() const;

@@ -282,12 +282,6 @@ void ClientSession::take_request_id(const RequestParser::value_type& req) {
 
 void ClientSession::finish_exchange(core::Nanos now) {
   const config::RuleSet& rules = outcome_.rules();
-  if (outcome_.dry_run_denied()) {
-    // A dry-run rule would have refused it: said in the access log (its dry_run column) and
-    // on stderr (at most once a second per loop, with the count passed over), as nginx logs
-    // limit_req_dry_run.
-    worker_.warn_dry_run(outcome_, now);
-  }
   bodies_ = rules.bodies;
   held_.reset();
   breaker_ = {};  // not reported: the client left first (a probe's place goes back)

@@ -66,24 +66,6 @@ void Worker::start() {
   });
 }
 
-void Worker::warn_dry_run(const engine::Outcome& outcome, core::Nanos now) {
-  if (dry_run_warned_ != 0 && now - dry_run_warned_ < core::kNanosPerSecond) {
-    ++dry_run_unsaid_;
-    return;
-  }
-  for (const engine::Applied& a : outcome.applied) {
-    if (a.enforced || a.decision.allowed || a.rule == nullptr) continue;
-    const std::string route = outcome.route() != nullptr ? outcome.route()->name : "-";
-    log::warn(fmt::format(
-        "sluice: dry-run rule '{}' on route '{}' would have refused client {} ({} more since "
-        "the last such line)",
-        a.rule->name, route, outcome.client(), dry_run_unsaid_));
-    break;
-  }
-  dry_run_warned_ = now;
-  dry_run_unsaid_ = 0;
-}
-
 void Worker::shutdown() {
   asio::post(*io_, [this] {
     if (draining_) return;

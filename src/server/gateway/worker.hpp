@@ -47,9 +47,6 @@ class Worker {
   UpstreamPool& pool() { return pool_; }
   LoopStats& stats() { return stats_; }
   bool draining() const { return draining_; }
-  // A line on stderr for a request a dry-run rule would have refused: at most one a second
-  // per loop, saying how many were passed over since the last.
-  void warn_dry_run(const engine::Outcome& outcome, core::Nanos now);
   void add(ClientSession* s) { sessions_.insert(s); }
   void remove(ClientSession* s) { sessions_.erase(s); }
 
@@ -68,8 +65,6 @@ class Worker {
   std::unique_ptr<LoopClock> clock_;
   std::unique_ptr<engine::Loop> loop_;
   bool draining_ = false;
-  core::Nanos dry_run_warned_ = 0;    // when the last dry-run line was written
-  std::uint64_t dry_run_unsaid_ = 0;  // denials since then
   std::thread thread_;
 };
 

@@ -1,6 +1,6 @@
 """The server log's dry-run line (docs/logging.md, "Server log"): a burst of requests a dry-run
 rule would refuse gives at most one line a second for the rule, each with how many it would have
-refused and the latest key, and the counts add up to every would-be refusal. A real `sluice
+refused and the latest key and route, and the counts add up to every would-be refusal. A real `sluice
 serve` with --log-format json; the requests go through its gateway."""
 import json
 import re
@@ -62,8 +62,8 @@ def test_a_burst_of_200_would_be_refusals_logs_one_line_a_second_with_the_count(
     assert sum(r["count"] for r in lines) == 200
     # The lines are written by a timer once a second: never more lines than seconds passed.
     assert len(lines) <= int(elapsed) + 1, (elapsed, lines)
-    assert all(r["rule"] == "shadow" and r["key"] == "bob" and r["level"] == "info"
-               for r in lines), lines
+    assert all(r["rule"] == "shadow" and r["route"] == "api" and r["key"] == "bob"
+               and r["level"] == "warn" for r in lines), lines
     # Nothing more to say once the burst is over: no line with a count of 0.
     time.sleep(1.5)
     assert len(dry_run_lines(serve)) == len(lines)
