@@ -295,8 +295,14 @@ void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::De
 void Store::flush() {
   std::vector<Part> parts = std::move(pending_);
   pending_.clear();
+  // The next turn's parts are about as many: room for them at once, not doubling into it.
+  pending_.reserve(parts.size());
   // Calls of at most max_batch requests, each to one slot's node.
   auto in_batches = [this](std::vector<Part>& list) {
+    if (list.size() <= options_.max_batch) {  // the common case: one call, the list as it is
+      send(std::move(list));
+      return;
+    }
     for (std::size_t at = 0; at < list.size(); at += options_.max_batch) {
       const std::size_t end = std::min(list.size(), at + options_.max_batch);
       send(std::vector<Part>(std::make_move_iterator(list.begin() + static_cast<long>(at)),
