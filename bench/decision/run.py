@@ -74,9 +74,9 @@ def bench(pid, port, args, requests, pipeline, random_keys, repeat):
     return sorted(r[0] for r in runs)[mid], sorted(r[1] for r in runs)[mid]
 
 
-def bench_once(port, args, requests, pipeline, random_keys):
+def bench_once(port, args, requests, pipeline, random_keys, clients=50):
     """ops/s of one redis-benchmark run (its CSV's rps column)."""
-    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "50",
+    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
            "-n", str(requests), "-P", str(pipeline), "--csv"]
     if random_keys:
         cmd += ["-r", "100000"]

@@ -135,13 +135,18 @@ core::Expected<std::shared_ptr<const RemoteLimit>> RemoteLimit::make(
 
 std::string RemoteLimit::state_key(std::string_view key) const {
   std::string out;
+  state_key_into(out, key);
+  return out;
+}
+
+void RemoteLimit::state_key_into(std::string& out, std::string_view key) const {
+  out.clear();
   out.reserve(12 + name_.size() + key.size() + spec_.algorithm.size() + key_suffix_.size());
   out.append("sluice:{").append(name_).push_back(':');
   out.append(key).append("}:");
   // Another algorithm's state would not parse: a rule that changes algorithm starts afresh.
   out.append(spec_.algorithm);
   out.append(key_suffix_);
-  return out;
 }
 
 const core::Calendar* RemoteLimit::calendar() const {

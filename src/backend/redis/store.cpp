@@ -188,6 +188,11 @@ void Store::settle(QueryItem item, std::int64_t delta, std::function<void(bool)>
   start(job);
 }
 
+const std::string& Store::key_of(const QueryItem& item) {
+  item.limit->state_key_into(key_, item.key);
+  return key_;
+}
+
 void Store::send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core::Nanos max_wait) {
   const QueryItem& item = job->query.items.front();
   Part part;
@@ -196,7 +201,7 @@ void Store::send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core:
   part.kind = job->query.kind;
   part.cost = cost;
   part.max_wait = max_wait;
-  part.slot = options_.client.url.cluster ? key_slot(item.limit->state_key(item.key)) : 0;
+  part.slot = options_.client.url.cluster ? key_slot(key_of(item)) : 0;
   job->parts_left = 1;
   pending_.push_back(std::move(part));
   schedule_flush();
@@ -237,8 +242,7 @@ void Store::start(const std::shared_ptr<Job>& job) {
   // items in different cluster slots cannot share a script and are decided separately.
   std::map<std::pair<std::uint16_t, core::Nanos>, std::vector<int>> groups;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const std::uint16_t slot =
-        options_.client.url.cluster ? key_slot(items[i].limit->state_key(items[i].key)) : 0;
+    const std::uint16_t slot = options_.client.url.cluster ? key_slot(key_of(items[i])) : 0;
     groups[{slot, items[i].max_wait}].push_back(static_cast<int>(i));
   }
   job->parts_left = static_cast<int>(groups.size());
@@ -258,7 +262,7 @@ bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos no
   const auto& items = job->query.items;
   if (items.size() != 1 || items[0].max_wait != 0) return false;
   const QueryItem& item = items[0];
-  const auto it = denials_.find(item.limit->state_key(item.key));
+  const auto it = denials_.find(key_of(item));
   if (it == denials_.end()) return false;
   const Denial& d = it->second;
   const bool same_limit =
@@ -289,7 +293,7 @@ void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::De
     std::erase_if(denials_, [&](const auto& kv) { return kv.second.until <= sent; });
     if (denials_.size() >= options_.max_cached_denials) return;
   }
-  Denial& kept = denials_[item.limit->state_key(item.key)];
+  Denial& kept = denials_[key_of(item)];
   const core::Nanos hold = std::min(d.retry_after, options_.cache_denials);
   kept = Denial{item.limit, item.limit->resets(), cost, sent, sent + hold, d};
 }
@@ -297,8 +301,14 @@ void Store::keep_denial(const QueryItem& item, std::int64_t cost, const core::De
 void Store::flush() {
   std::vector<Part> parts = std::move(pending_);
   pending_.clear();
+  // The next turn's parts are about as many: room for them at once, not doubling into it.
+  pending_.reserve(parts.size());
   // Calls of at most max_batch requests, each to one slot's node.
   auto in_batches = [this](std::vector<Part>& list) {
+    if (list.size() <= options_.max_batch) {  // the common case: one call, the list as it is
+      send(std::move(list));
+      return;
+    }
     for (std::size_t at = 0; at < list.size(); at += options_.max_batch) {
       const std::size_t end = std::min(list.size(), at + options_.max_batch);
       send(std::vector<Part>(std::make_move_iterator(list.begin() + static_cast<long>(at)),
@@ -322,7 +332,8 @@ void Store::send(std::vector<Part> parts) {
     for (const auto& p : parts) fail_part(p, now);
     return;
   }
-  ScriptBatch batch(ScriptTime{});
+  ScriptBatch& batch = batch_;
+  batch.reset(ScriptTime{});
   // Each limit is listed once; an RLS request may reach thousands of them in one part. A rule's
   // reserve is its own definition (flag r), beside the plain one a report or check uses, and a
   // calendar window is listed once per window its asks were made in (its bounds differ).
@@ -347,35 +358,37 @@ void Store::send(std::vector<Part> parts) {
     if (added) it->second = batch.add_limit(l.script());
     return it->second;
   };
+  std::vector<std::pair<int, int>>& refs = refs_;
   for (const auto& p : parts) {
-    std::vector<std::pair<int, int>> refs;
+    refs.clear();
     if (p.job) {
       for (int i : p.items) {
         const QueryItem& item = p.job->query.items[static_cast<std::size_t>(i)];
-        refs.emplace_back(index_of(item, item.cost),
-                          batch.add_key(item.limit->state_key(item.key)));
+        refs.emplace_back(index_of(item, item.cost), batch.add_key(key_of(item)));
       }
     } else {
-      refs.emplace_back(index_of(p.target), batch.add_key(p.target.limit->state_key(p.target.key)));
+      refs.emplace_back(index_of(p.target), batch.add_key(key_of(p.target)));
     }
     batch.add_request(p.kind, p.cost, p.max_wait, refs);
   }
   stats_.scripts.fetch_add(1, std::memory_order_relaxed);
   stats_.scripted_requests.fetch_add(parts.size(), std::memory_order_relaxed);
-  auto shape = batch.limits_per_request();
-  client_->eval(script_, batch.take_keys(), batch.take_args(),
-                [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts),
-                 shape = std::move(shape), now](Outcome outcome) {
-                  if (!alive.expired()) answered(parts, shape, outcome, now);
+  std::size_t limits = 0;
+  for (int n : batch.limits_per_request()) limits += static_cast<std::size_t>(n);
+  const std::string_view routing = batch.key_count() == 0 ? "" : batch.key(0);
+  client_->eval(script_, routing, batch.key_count(), batch.wire(),
+                [this, alive = std::weak_ptr<bool>(alive_), parts = std::move(parts), limits,
+                 now](Outcome outcome) {
+                  if (!alive.expired()) answered(parts, limits, outcome, now);
                 });
 }
 
-void Store::answered(const std::vector<Part>& parts, const std::vector<int>& shape,
-                     const Outcome& outcome, core::Nanos sent) {
+void Store::answered(const std::vector<Part>& parts, std::size_t limits, const Outcome& outcome,
+                     core::Nanos sent) {
   const core::Nanos at = options_.client.clock->now();
   const auto* failure = std::get_if<Failure>(&outcome);
   const bool connection_down = failure != nullptr && failure->kind == Failure::Kind::kConnection;
-  auto decoded = decode_outcome(outcome, shape);
+  auto decoded = decode_limits(outcome, limits);
   if (!decoded) {
     stats_.failures.fetch_add(1, std::memory_order_relaxed);
     breaker_.failure(at, connection_down);
@@ -385,33 +398,35 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
   }
   breaker_.success();
   publish_stats();
-  const std::vector<RequestAnswer> answers = std::move(decoded).value();
+  const std::vector<LimitAnswer>& answers = *decoded;
+  std::size_t first = 0;  // parts[k]'s first answer
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const Part& p = parts[k];
-    const RequestAnswer& a = answers[k];
+    const LimitAnswer* a = &answers[first];
+    first += p.job ? p.items.size() : 1;
     if (p.kind == RequestKind::kRelease) continue;
     if (p.kind == RequestKind::kRenew) {
-      (a.limits[0].extra != 0 ? stats_.renewals : stats_.renewals_lost)
+      (a[0].extra != 0 ? stats_.renewals : stats_.renewals_lost)
           .fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     if (p.kind == RequestKind::kTake) {
-      take_answered(p, a, at);
+      take_answered(p, a[0], at);
       continue;
     }
     for (std::size_t j = 0; j < p.items.size(); ++j) {
       const auto idx = static_cast<std::size_t>(p.items[j]);
       const QueryItem& item = p.job->query.items[idx];
-      p.job->each[idx] = a.limits[j].decision;
+      p.job->each[idx] = a[j].decision;
       if (redis_only(p.kind)) {
-        p.job->seen = a.limits[j].extra != 0;
+        p.job->seen = a[j].extra != 0;
         // A refusal a loop kept from before the reset, or kept while it was on its way, is
         // forgotten (every loop's, through the limit's count).
         if (forgets(p.kind)) item.limit->count_reset();
         // A refund lets the key through sooner than this loop's kept refusal says (the other
         // loops' hold theirs at most cache_denials).
         if (p.kind == RequestKind::kSettle && p.cost < 0) {
-          denials_.erase(item.limit->state_key(item.key));
+          denials_.erase(key_of(item));
         }
         if (p.kind == RequestKind::kUnblock && listed(*item.limit)) unlist_block(item);
         continue;
@@ -421,30 +436,30 @@ void Store::answered(const std::vector<Part>& parts, const std::vector<int>& sha
         list_block(item, a.limits[j].extra);
       }
       if (p.items.size() == 1 && p.max_wait == 0) {
-        keep_denial(item, item.cost_in(p.cost), a.limits[j].decision, sent);
+        keep_denial(item, item.cost_in(p.cost), a[j].decision, sent);
       }
-      if (is_concurrency(*item.limit) && a.limits[j].decision.allowed) {
-        p.job->leases.push_back(RemoteLease{item.limit, item.key, a.limits[j].extra});
+      if (is_concurrency(*item.limit) && a[j].decision.allowed) {
+        p.job->leases.push_back(RemoteLease{item.limit, item.key, a[j].extra});
       }
     }
     if (--p.job->parts_left == 0) finish(p.job);
   }
 }
 
-void Store::take_answered(const Part& p, const RequestAnswer& a, core::Nanos at) {
-  auto it = pools_.find(p.target.limit->state_key(p.target.key));
+void Store::take_answered(const Part& p, const LimitAnswer& a, core::Nanos at) {
+  auto it = pools_.find(key_of(p.target));
   if (it == pools_.end()) return;
   Pool& pool = it->second;
   pool.taking = false;
   if (pool.expires <= at) pool.permits = 0;
-  pool.permits += a.limits[0].extra;
+  pool.permits += a.extra;
   pool.expires = at + p.target.limit->options().lease_ttl;
-  const bool redis_had_enough = a.limits[0].extra >= p.cost;
+  const bool redis_had_enough = a.extra >= p.cost;
   // Had Redis enough, who still waits gets another take; if it ran short, they are denied
   // with its answer, at once (a second take would only be refused too).
   serve_pool(it->first, pool, at, redis_had_enough);
   if (redis_had_enough) return;
-  core::Decision d = a.limits[0].decision;
+  core::Decision d = a.decision;
   d.allowed = false;
   d.delay = 0;
   if (d.retry_after == 0) d.retry_after = core::kNanosPerMilli;
@@ -464,7 +479,7 @@ void Store::decide_leased(const std::shared_ptr<Job>& job) {
     });
   }
   const QueryItem& item = job->query.items[0];
-  auto [it, inserted] = pools_.try_emplace(item.limit->state_key(item.key));
+  auto [it, inserted] = pools_.try_emplace(key_of(item));
   Pool& pool = it->second;
   if (pool.expires <= now) pool.permits = 0;
   pool.waiting.push_back(job);
@@ -501,7 +516,7 @@ void Store::fail_part(const Part& p, core::Nanos now) {
   // The lease expires in Redis by itself; a renewal that failed is tried again at the next.
   if (p.kind == RequestKind::kRelease || p.kind == RequestKind::kRenew) return;
   if (p.kind == RequestKind::kTake) {
-    auto it = pools_.find(p.target.limit->state_key(p.target.key));
+    auto it = pools_.find(key_of(p.target));
     if (it == pools_.end()) return;
     Pool& pool = it->second;
     pool.taking = false;

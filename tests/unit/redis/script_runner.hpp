@@ -22,9 +22,10 @@ class ScriptRunner {
     ScriptBatch batch(ScriptTime{false, at});
     const int l = batch.add_limit(limit);
     batch.add_request(RequestKind::kDecide, cost, 0, {{l, batch.add_key(key)}});
+    const std::vector<std::string> keys = batch.keys();
     std::vector<std::string> cmd = {"EVAL", std::string(script_text()),
-                                    std::to_string(batch.keys().size())};
-    cmd.insert(cmd.end(), batch.keys().begin(), batch.keys().end());
+                                    std::to_string(keys.size())};
+    cmd.insert(cmd.end(), keys.begin(), keys.end());
     const std::vector<std::string> args = batch.args();
     cmd.insert(cmd.end(), args.begin(), args.end());
     auto answers = decode_outcome(Outcome{server_.call(cmd)}, batch.limits_per_request());

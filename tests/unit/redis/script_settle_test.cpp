@@ -68,7 +68,7 @@ class ScriptSettle : public ::testing::Test {
     batch.add_request(step.settle ? RequestKind::kSettle : RequestKind::kDecide, step.cost, 0,
                       {{l, k}});
     std::vector<std::string> args = {"EVALSHA", sha_, "1", key};
-    for (auto& a : batch.take_args()) args.push_back(std::move(a));
+    for (auto& a : batch.args()) args.push_back(std::move(a));
     const Reply r = server_.call(args);
     EXPECT_EQ(r.type, Reply::Type::kArray) << r.str;
     std::vector<long long> flat;

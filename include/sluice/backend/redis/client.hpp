@@ -11,6 +11,7 @@
 
 #include "sluice/backend/redis/endpoint.hpp"
 #include "sluice/backend/redis/reply.hpp"
+#include "sluice/backend/redis/wire_args.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/core/time.hpp"
 
@@ -97,6 +98,10 @@ class Client {
   // any node). NOSCRIPT is handled here: SCRIPT LOAD on that node, then the call again.
   void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
             Callback cb);
+  // The same with `key_count` keys and then the arguments already in RESP (ScriptBatch::wire):
+  // the command is written once, around them. Routed by `routing_key` (the first key).
+  void eval(const Script& script, std::string_view routing_key, std::size_t key_count,
+            const WireArgs& tail, Callback cb);
 
   // At least one live connection (standalone: the connection).
   bool connected() const;

@@ -78,6 +78,8 @@ class RemoteLimit {
   // ":TAG" follows, the first 8 hex digits of the SHA-1 of the canonical limit text: a changed
   // limit counts on new keys (in the same slot) and the old ones expire by their TTL.
   std::string state_key(std::string_view key) const;
+  // The same into `out` (replacing what it held): a caller's reused buffer, no allocation.
+  void state_key_into(std::string& out, std::string_view key) const;
 
   // A calendar window's calendar (its script limit takes the bounds around the ask's Unix
   // time, with_calendar_bounds); null for every other limit.

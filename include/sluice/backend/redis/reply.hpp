@@ -1,5 +1,5 @@
 // What a Redis command comes back as: the server's reply as a plain value, or the reason the
-// client could not get one. Callers of the Redis client see only these, never hiredis types.
+// client could not get one. Callers of the Redis client see only these.
 #pragma once
 
 #include <functional>
@@ -10,7 +10,7 @@
 
 namespace sluice::backend::redis {
 
-// One RESP2 value, converted from the wire as hiredis's reader parses it. Error replies are
+// One RESP2 value, as the client's reader parses it from the wire. Error replies are
 // values too (Type::kError, the message in `str` without the leading '-'): the command reached
 // Redis and Redis refused it, which the caller handles, unlike a Failure.
 struct Reply {
@@ -19,6 +19,10 @@ struct Reply {
   std::string str;  // kString (binary-safe), kStatus, kError
   long long integer = 0;
   std::vector<Reply> elements;  // kArray
+  // kArray of integers only, read for a command that asked for it (the store's script calls):
+  // its elements as plain numbers, and `elements` empty. A tree of 8 Reply values per decision
+  // cost more than the decision's own work.
+  std::vector<long long> integers;
 
   bool is_error() const { return type == Type::kError; }
 };

@@ -6,11 +6,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "sluice/backend/redis/reply.hpp"
+#include "sluice/backend/redis/wire_args.hpp"
 #include "sluice/core/calendar.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/core/expected.hpp"
@@ -82,11 +83,13 @@ struct ScriptTime {
 class ScriptBatch {
  public:
   explicit ScriptBatch(ScriptTime time);
+  // Empty again, at `time`, keeping the buffers' memory: one batch object serves every call.
+  void reset(ScriptTime time);
 
   // Index of a limit definition in this batch (repeated definitions are the caller's care).
   int add_limit(const ScriptLimit& limit);
   // Index of a state key in this batch; the same key text returns the same index.
-  int add_key(std::string key);
+  int add_key(std::string_view key);
   // refs: (limit index, key index) per limit the request is decided against, all must pass.
   // `at`: this request's own instant (replay's virtual time line), else the batch's.
   void add_request(RequestKind kind, std::int64_t cost, core::Nanos max_wait,
@@ -96,22 +99,30 @@ class ScriptBatch {
   std::size_t requests() const { return per_request_.size(); }
   // The number of limits of each request, in order: what the reply is split by.
   const std::vector<int>& limits_per_request() const { return per_request_; }
-  const std::vector<std::string>& keys() const { return keys_; }
-  // The whole ARGV (limit definitions first, then the requests).
+  std::size_t key_count() const { return key_end_.size(); }
+  std::string_view key(std::size_t i) const;  // i < key_count()
+  std::vector<std::string> keys() const;
+  // The whole ARGV (limit definitions first, then the requests), read back from the wire.
   std::vector<std::string> args() const;
-  // The same, and the keys, moved out: the batch is spent (the store's path, no copies).
-  std::vector<std::string> take_args();
-  std::vector<std::string> take_keys() { return std::move(keys_); }
+  // The keys, then the whole ARGV, as RESP bulk strings: EVALSHA's tail after numkeys. The
+  // store's path: written once into one buffer as the batch was built, copied once here.
+  WireArgs wire() const;
 
  private:
-  std::vector<std::string> head_;    // protocol, time
-  std::vector<std::string> limits_;  // count is added in args()
-  int limit_count_ = 0;
-  std::vector<std::string> requests_;  // flattened
-  std::vector<std::string> keys_;
-  // keys_ by the hash of their text (hash -> index), once there are too many to scan: an RLS
-  // request of thousands of descriptors is one batch of thousands of keys.
-  std::unordered_multimap<std::size_t, int> by_hash_;
+  // Each part in RESP as it is added (bulk strings), so no argument is a string of its own.
+  std::string head_;  // protocol, time
+  std::string limits_;
+  std::size_t limit_args_ = 0;
+  int limit_count_ = 0;   // written between head_ and limits_ in wire()
+  std::string requests_;  // flattened
+  std::size_t request_args_ = 0;
+  std::string key_text_;                // every key's text, one after another
+  std::vector<std::uint32_t> key_end_;  // where key i ends in key_text_
+  // Past a few keys: their hashes, and an open-addressing table of key index + 1 (0: empty).
+  std::vector<std::size_t> key_hash_;
+  std::vector<int> table_;
+  void place(std::size_t i);
+  void rehash(std::size_t size);
   std::vector<int> per_request_;
 };
 
@@ -134,8 +145,12 @@ struct RequestAnswer {
 core::Expected<std::vector<RequestAnswer>> decode_reply_integers(
     const std::vector<long long>& flat, const std::vector<int>& limits_per_request);
 
-// The same from what the client delivered: a Failure, an error reply or a malformed reply is
-// an error naming it.
+// Every limit's answer in a batch, in order (request 0's limits, then request 1's, ...), from
+// what the client delivered: read from the reply where it stands, one allocation per batch (the
+// store's path). A Failure, an error reply or a malformed reply is an error naming it.
+core::Expected<std::vector<LimitAnswer>> decode_limits(const Outcome& outcome, std::size_t limits);
+
+// The same, split by request, each with its all-must-pass fold.
 core::Expected<std::vector<RequestAnswer>> decode_outcome(
     const Outcome& outcome, const std::vector<int>& limits_per_request);
 

@@ -22,7 +22,7 @@
 
 namespace sluice::backend::redis {
 
-struct RequestAnswer;  // script_codec.hpp
+struct LimitAnswer;  // script_codec.hpp
 
 struct StoreOptions {
   ClientOptions client;
@@ -120,10 +120,10 @@ class Store {
   void flush();
   void send(std::vector<Part> parts);
   // Redis's answer to one send: each part's decisions to its job, or the failure policy.
-  void answered(const std::vector<Part>& parts, const std::vector<int>& shape,
-                const Outcome& outcome, core::Nanos sent);
+  void answered(const std::vector<Part>& parts, std::size_t limits, const Outcome& outcome,
+                core::Nanos sent);
   // A lease take answered: the permits into its pool, the requests waiting on it served.
-  void take_answered(const Part& p, const RequestAnswer& a, core::Nanos at);
+  void take_answered(const Part& p, const LimitAnswer& a, core::Nanos at);
   void decide_leased(const std::shared_ptr<Job>& job);
   void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more = true);
   void fail_part(const Part& part, core::Nanos now);
@@ -153,6 +153,12 @@ class Store {
   boost::asio::steady_timer retire_timer_;
   boost::asio::steady_timer stats_timer_;
   Script script_;
+  ScriptBatch batch_{ScriptTime{}};  // reset for each call: its buffers are reused
+  // A state key is written here to look it up, route it or add it to a batch: no string of its
+  // own per decision. key_of() fills it; valid until the next call.
+  std::string key_;
+  std::vector<std::pair<int, int>> refs_;  // send()'s, per part: reused
+  const std::string& key_of(const QueryItem& item);
   Breaker breaker_;
   std::vector<Part> pending_;
   bool flush_scheduled_ = false;

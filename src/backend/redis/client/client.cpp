@@ -22,6 +22,11 @@ void Client::eval(const Script& script, std::vector<std::string> keys,
   core_->eval(script, std::move(keys), std::move(args), std::move(cb));
 }
 
+void Client::eval(const Script& script, std::string_view routing_key, std::size_t key_count,
+                  const WireArgs& tail, Callback cb) {
+  core_->eval(script, routing_key, key_count, tail, std::move(cb));
+}
+
 bool Client::connected() const { return core_->connected(); }
 
 const Client::Stats& Client::stats() const { return core_->stats(); }

@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 
+#include "command_encoding.hpp"
 #include "sluice/backend/redis/key_slot.hpp"
 #include "sluice/clock/clocks.hpp"
 #include "sluice/core/clock.hpp"
@@ -105,13 +106,11 @@ ClientCore::~ClientCore() {
 // ---- submitting ----
 
 void ClientCore::command(std::vector<std::string> args, std::string_view routing_key, Callback cb) {
-  submit(std::move(args), routing_key, false, std::move(cb));
+  submit(std::move(args), routing_key, std::move(cb));
 }
 
 void ClientCore::eval(const Script& script, std::vector<std::string> keys,
                       std::vector<std::string> args, Callback cb) {
-  if (scripts_.find(script.sha1()) == scripts_.end())
-    scripts_.emplace(script.sha1(), script.text());
   std::vector<std::string> full;
   full.reserve(3 + keys.size() + args.size());
   full.emplace_back("EVALSHA");
@@ -120,24 +119,55 @@ void ClientCore::eval(const Script& script, std::vector<std::string> keys,
   const std::string routing = keys.empty() ? std::string() : keys.front();
   for (auto& k : keys) full.push_back(std::move(k));
   for (auto& a : args) full.push_back(std::move(a));
-  submit(std::move(full), routing, true, std::move(cb));
+  auto request = std::make_unique<Request>();
+  request->args = std::move(full);
+  submit_script(script, std::move(request), routing, !keys.empty(), std::move(cb));
 }
 
-void ClientCore::submit(std::vector<std::string> args, std::string_view routing_key, bool evalsha,
-                        Callback cb) {
-  ++stats_.commands;
+void ClientCore::eval(const Script& script, std::string_view routing_key, std::size_t key_count,
+                      const WireArgs& tail, Callback cb) {
+  auto request = std::make_unique<Request>();
+  std::string& w = request->wire;
+  w.reserve(tail.wire.size() + 96);
+  append_header(w, '*', 3 + tail.count);
+  append_bulk(w, "EVALSHA");
+  append_bulk(w, script.sha1());
+  append_bulk_integer(w, static_cast<std::int64_t>(key_count));
+  w += tail.wire;
+  request->compact = true;
+  submit_script(script, std::move(request), routing_key, key_count > 0, std::move(cb));
+}
+
+void ClientCore::submit_script(const Script& script, RequestPtr request,
+                               std::string_view routing_key, bool keyed, Callback cb) {
+  if (scripts_.find(script.sha1()) == scripts_.end())
+    scripts_.emplace(script.sha1(), script.text());
+  request->evalsha = true;
+  request->sha1 = script.sha1();
+  // An EVALSHA without keys may run on any node.
+  submit(std::move(request), routing_key, keyed, std::move(cb));
+}
+
+void ClientCore::submit(std::vector<std::string> args, std::string_view routing_key, Callback cb) {
   auto request = std::make_unique<Request>();
   request->args = std::move(args);
-  request->done = std::move(cb);
-  request->deadline = connection_options_.clock->now() + connection_options_.timeout;
-  request->evalsha = evalsha;
   if (request->args.empty()) {
+    ++stats_.commands;
+    request->done = std::move(cb);
     fail(std::move(request), Failure::Kind::kProtocol, "empty command", true);
     return;
   }
+  // A keyless command may run on any node.
+  submit(std::move(request), routing_key, !routing_key.empty(), std::move(cb));
+}
+
+void ClientCore::submit(RequestPtr request, std::string_view routing_key, bool routed,
+                        Callback cb) {
+  ++stats_.commands;
+  request->done = std::move(cb);
+  request->deadline = connection_options_.clock->now() + connection_options_.timeout;
   if (cluster_) {
-    // A keyless command (or an EVALSHA without keys) may run on any node.
-    request->routed = !(evalsha ? request->args[2] == "0" : routing_key.empty());
+    request->routed = routed;
     request->slot = key_slot(routing_key);
   }
   dispatch(std::move(request), true);
@@ -449,7 +479,7 @@ void ClientCore::run_retries() {
 }
 
 void ClientCore::reload_script(Connection& on, RequestPtr request) {
-  const std::string sha = request->args[1];
+  const std::string sha = request->sha1;
   const auto script = scripts_.find(sha);
   if (script == scripts_.end()) {
     fail(std::move(request), Failure::Kind::kProtocol, "NOSCRIPT for an unknown script " + sha,

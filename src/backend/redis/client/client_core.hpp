@@ -29,6 +29,8 @@ class ClientCore final : public ConnectionEvents {
   void command(std::vector<std::string> args, std::string_view routing_key, Callback cb);
   void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
             Callback cb);
+  void eval(const Script& script, std::string_view routing_key, std::size_t key_count,
+            const WireArgs& tail, Callback cb);
   bool connected() const;
   const Client::Stats& stats() const { return stats_; }
   void close();
@@ -48,8 +50,11 @@ class ClientCore final : public ConnectionEvents {
     RequestPtr request;
   };
 
-  void submit(std::vector<std::string> args, std::string_view routing_key, bool evalsha,
-              Callback cb);
+  void submit(std::vector<std::string> args, std::string_view routing_key, Callback cb);
+  // `routed`: cluster: the slot of `routing_key` picks the node (else any node will do).
+  void submit(RequestPtr request, std::string_view routing_key, bool routed, Callback cb);
+  void submit_script(const Script& script, RequestPtr request, std::string_view routing_key,
+                     bool keyed, Callback cb);
   // `defer`: called from command()/eval(), where callbacks must not run yet.
   void dispatch(RequestPtr request, bool defer);
   void send_to(NodeId node, RequestPtr request, bool asking, bool defer);

@@ -68,7 +68,11 @@ Connection::Admit Connection::send(RequestPtr& request, bool asking) {
     append_command(out_, {"ASKING"});
     push_pending(0, nullptr);
   }
-  append_command(out_, request->args);
+  if (request->wire.empty()) {
+    append_command(out_, request->args);
+  } else {
+    out_ += request->wire;
+  }
   const core::Nanos deadline = request->deadline;
   push_pending(deadline, std::move(request));
   if (state_ == State::kConnected) schedule_flush();
@@ -347,7 +351,9 @@ void Connection::on_read(std::uint64_t gen, const boost::system::error_code& ec,
   }
   Reply reply;
   while (true) {
-    const auto status = reader_.next(reply);
+    const bool compact = opening_left_ == 0 && !pending_.empty() && pending_.front().request &&
+                         pending_.front().request->compact;
+    const auto status = reader_.next(reply, compact);
     if (status == ReplyReader::Status::kNeedMore) break;
     if (status == ReplyReader::Status::kError) {
       lose(Failure::Kind::kProtocol, "bad reply: " + reader_.error());
