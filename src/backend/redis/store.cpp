@@ -432,8 +432,8 @@ void Store::answered(const std::vector<Part>& parts, std::size_t limits, const O
         continue;
       }
       // A refusal that started the key's block: `extra` is when it ends.
-      if (a.limits[j].extra > 0 && !a.limits[j].decision.allowed && listed(*item.limit)) {
-        list_block(item, a.limits[j].extra);
+      if (a[j].extra > 0 && !a[j].decision.allowed && listed(*item.limit)) {
+        list_block(item, a[j].extra);
       }
       if (p.items.size() == 1 && p.max_wait == 0) {
         keep_denial(item, item.cost_in(p.cost), a[j].decision, sent);
