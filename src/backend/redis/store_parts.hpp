@@ -2,6 +2,7 @@
 // takes, releases and renewals) that go into one script request; shared by the store's files.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -33,11 +34,32 @@ struct Store::Part {
   QueryItem target;  // takes, releases and renewals: the limit and key
 };
 
+// Permits leased from Redis for one key, spent here until they run out or expire.
+struct Store::Pool {
+  std::int64_t permits = 0;
+  core::Nanos expires = 0;
+  bool taking = false;
+  std::deque<std::shared_ptr<Job>> waiting;
+};
+
 // A concurrency permit a running request holds, renewed until its holder releases it or is gone.
 struct Store::Held {
   RemoteLease lease;
   std::weak_ptr<const void> holder;
   core::Nanos due = 0;  // the next renewal
 };
+
+// A look (peek, reset, a block's look or lift): Redis's answer only.
+inline bool looks_only(RequestKind k) {
+  return k == RequestKind::kPeek || k == RequestKind::kReset || k == RequestKind::kBlockPeek ||
+         k == RequestKind::kUnblock;
+}
+// A reset or an unblock: the refusals every loop kept of the key are forgotten.
+inline bool forgets(RequestKind k) {
+  return k == RequestKind::kReset || k == RequestKind::kUnblock;
+}
+// Redis's answer or none, never a failure policy's: a look, and a settlement (applied in Redis
+// or lost).
+inline bool redis_only(RequestKind k) { return looks_only(k) || k == RequestKind::kSettle; }
 
 }  // namespace sluice::backend::redis
