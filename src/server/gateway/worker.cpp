@@ -11,6 +11,7 @@
 
 #include "client_session.hpp"
 #include "common/listener_admission.hpp"
+#include "edge_read.hpp"
 #include "sluice/log/log.hpp"
 
 namespace sluice::server::gateway {
@@ -111,6 +112,7 @@ Awaitable<void> Worker::accept_loop() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
+    edge::want_queue_length(socket);
     asio::co_spawn(*io_, run_session(std::make_shared<ClientSession>(*this, std::move(socket))),
                    asio::detached);
   }
