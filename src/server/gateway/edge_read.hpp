@@ -49,6 +49,7 @@
 #include <boost/asio/detail/handler_cont_helpers.hpp>
 #include <boost/asio/detail/handler_work.hpp>
 #include <boost/asio/detail/memory.hpp>
+#include <boost/asio/detail/reactive_socket_service_base.hpp>
 #include <boost/asio/detail/reactor.hpp>
 #include <boost/asio/detail/reactor_op.hpp>
 #include <boost/asio/error.hpp>
@@ -69,9 +70,16 @@ namespace ad = boost::asio::detail;
 using boost::system::error_code;
 
 // basic_socket keeps its implementation protected; a pointer to that member, formed in a
-// derived class, reaches it in any socket.
+// derived class, reaches it in any socket. (The socket's state and its service.)
 struct SocketInternals : Socket {
-  static auto& of(Socket& s) { return (s.*&SocketInternals::impl_).get_implementation(); }
+  struct Parts {
+    ad::reactive_socket_service_base::base_implementation_type& impl;
+    ad::reactive_socket_service_base& service;
+  };
+  static Parts of(Socket& s) {
+    auto& io = s.*&SocketInternals::impl_;
+    return {io.get_implementation(), io.get_service()};
+  }
 };
 
 // One recvmsg into `b`: done_and_exhausted when TCP_INQ says it left nothing (no byte, no FIN)
@@ -172,23 +180,11 @@ class Op : public ad::reactor_op {
   ad::handler_work<Handler, IoExecutor> work_;
 };
 
-// Per-operation cancellation, as Asio's reactor_op_cancellation.
-class Cancellation {
- public:
-  Cancellation(ad::reactor* r, ad::reactor::per_descriptor_data* data, int fd)
-      : reactor_(r), data_(data), fd_(fd) {}
-  void operator()(boost::asio::cancellation_type_t type) {
-    using boost::asio::cancellation_type;
-    if (!!(type &
-           (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total))) {
-      reactor_->cancel_ops_by_key(fd_, *data_, ad::reactor::read_op, this);
-    }
-  }
-
- private:
-  ad::reactor* reactor_;
-  ad::reactor::per_descriptor_data* data_;
-  int fd_;
+// The socket service's protected start_op (the non-blocking mode, then the reactor's
+// start_op) and its cancellation type, reached as SocketInternals reaches the implementation.
+struct ServiceInternals : ad::reactive_socket_service_base {
+  using Cancellation = reactor_op_cancellation;
+  static constexpr auto start = &ServiceInternals::start_op;
 };
 
 template <Action action>
@@ -198,32 +194,25 @@ struct Initiation {
   using executor_type = Executor;
   executor_type get_executor() const noexcept { return socket->get_executor(); }
 
+  // As reactive_socket_service_base::async_receive, with Op for its recv op.
   template <class Handler>
   void operator()(Handler&& h, boost::asio::mutable_buffer buffer) const {
     using H = std::decay_t<Handler>;
     using O = Op<action, H, Executor>;
     H handler(static_cast<Handler&&>(h));
-    auto& impl = SocketInternals::of(*socket);
-    auto& reactor = boost::asio::use_service<ad::reactor>(socket->get_executor().context());
+    auto [impl, service] = SocketInternals::of(*socket);
     const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(handler);
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     typename O::ptr p = {ad::addressof(handler), O::ptr::allocate(handler), nullptr};
     p.p = new (p.v) O(impl.socket_, buffer, handler, socket->get_executor());
     if (slot.is_connected()) {
-      p.p->cancellation_key_ =
-          &slot.template emplace<Cancellation>(&reactor, &impl.reactor_data_, impl.socket_);
+      auto& reactor = boost::asio::use_service<ad::reactor>(socket->get_executor().context());
+      p.p->cancellation_key_ = &slot.template emplace<ServiceInternals::Cancellation>(
+          &reactor, &impl.reactor_data_, impl.socket_, ad::reactor::read_op);
     }
-    if (impl.socket_ == -1) {
-      p.p->ec_ = boost::asio::error::bad_descriptor;
-      reactor.post_immediate_completion(p.p, is_continuation);
-    } else if ((impl.state_ & ad::socket_ops::non_blocking) == 0 &&
-               !ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,
-                                                          p.p->ec_)) {
-      reactor.post_immediate_completion(p.p, is_continuation);
-    } else {
-      reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p, is_continuation,
-                       /*allow_speculative=*/true);
-    }
+    (service.*ServiceInternals::start)(impl, ad::reactor::read_op, p.p, is_continuation,
+                                       /*is_non_blocking: may be tried at once=*/true,
+                                       /*noop=*/false);
     p.v = p.p = nullptr;
   }
 };
