@@ -256,11 +256,9 @@ void ClientSession::write_limit_fields() {
   const config::RuleSet& rules = outcome_.rules();
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
-  fields_.clear();
   limit_fields(outcome_, limit_fields_);
-  proto::http::append_ratelimit_fields(fields_, limit_fields_,
-                                       {rules.ratelimit_headers, rules.legacy_headers},
-                                       retry_after(outcome_));
+  fields_.assign(repeated_fields_.lines(
+      limit_fields_, {rules.ratelimit_headers, rules.legacy_headers}, retry_after(outcome_)));
   if (!request_id_.empty()) {
     fields_ += "X-Request-Id: ";
     fields_ += request_id_;
@@ -338,14 +336,13 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
     }
   }
   const bool head_request = p.get().method() == http::verb::head;
-  head_.clear();
-  append_local_response_head(head_, status, body.size(), extra, keep_alive, p.get().version(),
-                             typed);
-  if (!head_request) head_ += body;
+  const std::string_view answer =
+      repeated_answer_.text(status, head_request ? std::string_view() : body, body.size(), extra,
+                            keep_alive, p.get().version(), typed);
   exchange_.status = status;
   exchange_.bytes = head_request ? 0 : body.size();
   client_watch_.expires_after(ns(timeouts_.idle));
-  const error_code ec = co_await write_all(client_, head_);
+  const error_code ec = co_await write_all(client_, answer);
   client_watch_.disarm();
   if (ec) co_return Next::kClose;
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;

@@ -23,6 +23,7 @@
 #include "common/limit_fields.hpp"
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
+#include "repeated_answer.hpp"
 #include "request_body.hpp"
 #include "request_framing.hpp"
 #include "request_head.hpp"
@@ -188,13 +189,15 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   engine::RequestView view_;     // the request as the engine saw it (for the log's key)
   std::string_view request_id_;  // "" (access log off), the client's id or made_request_id_
   char made_request_id_[33] = {};
-  std::string log_key_;          // the access log's key column, kept to reuse its capacity
-  engine::Outcome outcome_;      // the engine's answer to the request being served
-  engine::BreakerCall breaker_;  // its route's breaker's part in it
-  StaleCopy stale_copy_;         // the response being relayed, kept for stale answers
-  LimitFields limit_fields_;     // its rate-limit fields, before they are written
-  std::string fields_;           // ... and as header lines
-  HeadTarget target_;            // the request's target as forwarded (read_request_head)
+  std::string log_key_;             // the access log's key column, kept to reuse its capacity
+  engine::Outcome outcome_;         // the engine's answer to the request being served
+  engine::BreakerCall breaker_;     // its route's breaker's part in it
+  StaleCopy stale_copy_;            // the response being relayed, kept for stale answers
+  LimitFields limit_fields_;        // its rate-limit fields, before they are written
+  RepeatedFields repeated_fields_;  // ... as header lines, kept while they repeat
+  std::string fields_;              // ... and X-Request-Id: what the response adds
+  RepeatedAnswer repeated_answer_;  // the last local answer, kept while it repeats
+  HeadTarget target_;               // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
   BodyBuffer held_;               // the request body read ahead (read_body_ahead)
