@@ -105,6 +105,7 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
   error_code ignored;
   client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
   peer_ = peer_text(client_);
+  if (!peer_address_.parse(peer_)) peer_address_ = {};
   forwarded_node_ = forwarded_node(peer_);
   const config::RuleSet& rules = worker_.loop().rules();
   timeouts_ = rules.timeouts;
@@ -191,6 +192,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   headers_.clear();
   for (const auto& f : req) headers_.push_back({f.name_string(), f.value()});
   view.peer = peer_;
+  view.peer_address = peer_address_.text().empty() ? nullptr : &peer_address_;
   view.headers = headers_;
 
   engine::Loop& loop = worker_.loop();

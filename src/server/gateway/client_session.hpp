@@ -183,8 +183,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Asio's per-thread cache, so it would cost a malloc per request.
   std::optional<ResponseParser> response_;
   HeadScanner head_scan_;
-  std::string peer_;            // the socket peer's address
-  std::string forwarded_node_;  // for=<peer>, RFC 7239
+  std::string peer_;                     // the socket peer's address
+  proto::http::IpAddress peer_address_;  // ... parsed once (text() empty: it did not parse)
+  std::string forwarded_node_;           // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
   engine::RequestView view_;     // the request as the engine saw it (for the log's key)
   std::string_view request_id_;  // "" (access log off), the client's id or made_request_id_
