@@ -25,8 +25,9 @@
 # of each gateway per scenario (PROFILE_SECONDS each), summarized in build/bench/gateway/;
 # PASSES=1 traces each gateway's epoll_wait calls under the same load (PROFILE_SECONDS) and
 # reports its event loop's passes: how many events one returned, how long their handling took.
-# Prints markdown tables and writes them into docs/performance.md under "## Gateway" (DOCS=0:
-# only into build/bench/gateway/results.md).
+# Prints markdown tables and writes them into docs/performance.md under "## Gateway", up to the
+# section's first "###" subsection (those are written by hand and kept) (DOCS=0: only into
+# build/bench/gateway/results.md).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -334,7 +335,7 @@ $PY - "$ROOT/docs/performance.md" "$OUT/results.md" <<'PYEOF'
 import os, re, sys
 doc, section = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"
 text = open(doc).read() if os.path.exists(doc) else "# Performance\n"
-m = re.search(r"^## Gateway\n.*?(?=^## |\Z)", text, re.M | re.S)
+m = re.search(r"^## Gateway\n.*?(?=^## |^### |\Z)", text, re.M | re.S)
 if m:
     text = text[: m.start()] + section + ("\n" if m.end() < len(text) else "") + text[m.end():]
 else:

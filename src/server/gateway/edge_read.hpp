@@ -14,9 +14,10 @@
 // continue reading by returning a non-zero inq"). A read that leaves 0 answers
 // done_and_exhausted, so the reactor clears the flag, exactly where Asio's send op clears it
 // after a short write. Why no wake-up is lost:
-//  - the flag is cleared by start_op or perform_io right after our perform(), under the
-//    descriptor's mutex, on the loop's one thread: no epoll event for this socket can be
-//    processed between the kernel's "0 left" and the clear;
+//  - the flag is cleared by start_op or perform_io right after our perform(), in the same call,
+//    and epoll_wait runs only in the reactor task on the loop's one thread (and where Asio's
+//    locks are on, the clear is under the descriptor's mutex): no epoll event for this socket
+//    can be processed between the kernel's "0 left" and the clear;
 //  - a byte or FIN that arrives after that instant makes the receive queue go from empty to not,
 //    which wakes the socket's waiters: epoll puts the socket on its ready list, and a later
 //    epoll_wait (the reactor's next run) returns it;
