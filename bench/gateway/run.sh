@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench-gateway: bench/gateway/run.sh [BUILD_DIR]   (env: DURATION REPS CONNECTIONS PIN
-#   SYSCALLS SYSCALL_REQUESTS PROFILE PROFILE_SECONDS SLUICE_BASELINE SLUICE_BASELINE_LABEL DOCS)
+#   SYSCALLS SYSCALL_REQUESTS PROFILE PROFILE_SECONDS PASSES SLUICE_BASELINE SLUICE_BASELINE_LABEL
+#   DOCS)
 # Three limiting gateways in front of the same upstream (nginx serving a small static file, one
 # worker), under wrk -t1 -cCONNECTIONS for DURATION seconds:
 #   nginx 1.22 limit_req (one worker), HAProxy 2.6 with a stick table (one thread), and sluice
@@ -21,9 +22,12 @@
 # the timed rounds (a tracer slows what it traces), syscalls per request over SYSCALL_REQUESTS
 # requests: `perf stat` on the syscall tracepoints where they work (SYSCALLS=perf), else
 # `strace -c -f` (SYSCALLS=strace); SYSCALLS=off skips the pass. PROFILE=1 adds a `perf record`
-# of each gateway per scenario (PROFILE_SECONDS each), summarized in build/bench/gateway/.
-# Prints markdown tables and writes them into docs/performance.md under "## Gateway" (DOCS=0:
-# only into build/bench/gateway/results.md).
+# of each gateway per scenario (PROFILE_SECONDS each), summarized in build/bench/gateway/;
+# PASSES=1 traces each gateway's epoll_wait calls under the same load (PROFILE_SECONDS) and
+# reports its event loop's passes: how many events one returned, how long their handling took.
+# Prints markdown tables and writes them into docs/performance.md under "## Gateway", up to the
+# section's first "###" subsection (those are written by hand and kept) (DOCS=0: only into
+# build/bench/gateway/results.md).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,6 +39,7 @@ CONNECTIONS="${CONNECTIONS:-50}"
 SYSCALL_REQUESTS="${SYSCALL_REQUESTS:-100000}"
 PROFILE="${PROFILE:-0}"
 PROFILE_SECONDS="${PROFILE_SECONDS:-5}"
+PASSES="${PASSES:-0}"
 OUT="$ROOT/build/bench/gateway"
 HERE="$ROOT/bench/gateway"
 PY=/usr/bin/python3
@@ -186,6 +191,22 @@ profile_once() {
     >"$OUT/profile-$1-$2.txt"
 }
 
+# passes_once SCENARIO GATEWAY: the loop's passes (an epoll_wait's return to the next call) under
+# PROFILE_SECONDS of load, into $OUT/passes-SCENARIO-GATEWAY.txt.
+passes_once() {
+  local data="$OUT/passes-$1-$2.data" pids
+  pids=$(echo "${GW_PIDS[$2]}" | xargs | tr ' ' ',')
+  perf record -q -e syscalls:sys_enter_epoll_wait -e syscalls:sys_exit_epoll_wait -p "$pids" \
+    -o "$data" 2>/dev/null &
+  local rec=$!
+  sleep 1
+  $CLIENT_CPU wrk -t1 -c"$CONNECTIONS" -d"${PROFILE_SECONDS}s" "http://127.0.0.1:${GW_PORT[$2]}/" >/dev/null
+  kill -INT "$rec"
+  wait "$rec" 2>/dev/null || true
+  perf script -i "$data" -F tid,time,event,trace 2>/dev/null | $PY "$HERE/tables.py" passes \
+    >"$OUT/passes-$1-$2.txt"
+}
+
 cpu_model="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 machine="$(nproc) CPUs, ${cpu_model:-unknown CPU}, Linux $(uname -r)"
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -262,6 +283,12 @@ for run in reject pass; do
       profile_once "$run" "$gw"
     done
   fi
+  if [ "$PASSES" = 1 ]; then
+    for gw in "${GATEWAYS[@]}"; do
+      say "$run: loop passes of $gw, ${PROFILE_SECONDS}s"
+      passes_once "$run" "$gw"
+    done
+  fi
   kill "${started[@]}"
   wait "${started[@]}" 2>/dev/null || true
 done
@@ -308,7 +335,7 @@ $PY - "$ROOT/docs/performance.md" "$OUT/results.md" <<'PYEOF'
 import os, re, sys
 doc, section = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"
 text = open(doc).read() if os.path.exists(doc) else "# Performance\n"
-m = re.search(r"^## Gateway\n.*?(?=^## |\Z)", text, re.M | re.S)
+m = re.search(r"^## Gateway\n.*?(?=^## |^### |\Z)", text, re.M | re.S)
 if m:
     text = text[: m.start()] + section + ("\n" if m.end() < len(text) else "") + text[m.end():]
 else:

@@ -7,11 +7,14 @@
                                               from perf, "task-clock-ms" and "context-switches")
     tables.py profile < PERF_SCRIPT        -> where the samples went ("category share" lines,
                                               then "fn share" lines for the user-space leaves)
+    tables.py passes < PERF_SCRIPT         -> the event loop's passes (epoll_wait's exit to its
+                                              next entry): "key value" lines
     tables.py report OUT_DIR perf|strace|off SYSCALL_REQUESTS -> the markdown tables
 
 OUT_DIR holds SCENARIO-GATEWAY.txt, one line per timed round ("req/s p50 p99 non2xx total
 cpu_ticks other_cpu1_ticks cpu1_ticks"), syscalls-SCENARIO-GATEWAY.txt from the syscall pass and
-profile-SCENARIO-GATEWAY.txt from the profile pass (PROFILE=1).
+profile-SCENARIO-GATEWAY.txt from the profile pass (PROFILE=1) and passes-SCENARIO-GATEWAY.txt
+from the loop-pass trace (PASSES=1).
 """
 import os
 import re
@@ -326,6 +329,7 @@ def report(out, mode, n):
                 if all(c is not None for c in cs):
                     lines.append("| context switches | " + " | ".join(
                         f"{c / sys_rows[s, g][2]:.3f}" for c, g in zip(cs, gws)) + " |")
+    lines += pass_tables(out)
     lines += profile_tables(out, med)
     print("\n".join(lines))
 
@@ -370,6 +374,63 @@ def profile_tables(out, med):
     return lines
 
 
+def passes(lines):
+    """A loop pass: from an epoll_wait's return to the thread's next epoll_wait, the handlers of
+    the events it returned (and whatever they posted) in between. From `perf script -F
+    tid,time,event,trace` of sys_enter/sys_exit_epoll_wait; the busiest thread is the loop."""
+    began, got = {}, {}
+    per_thread = {}
+    for line in lines:
+        m = re.match(r"\s*(\d+)\s+([\d.]+):\s+syscalls:sys_(enter|exit)_epoll_wait:\s*(\S*)",
+                     line)
+        if not m:
+            continue
+        tid, t, kind = m.group(1), float(m.group(2)), m.group(3)
+        if kind == "exit":
+            began[tid] = t
+            got[tid] = int(m.group(4), 16) if m.group(4).startswith("0x") else 0
+        elif tid in began:
+            per_thread.setdefault(tid, []).append((t - began.pop(tid), got.pop(tid)))
+    if not per_thread:
+        return
+    rows = max(per_thread.values(), key=len)
+    lengths = sorted(d for d, _ in rows)
+    events = sorted(e for _, e in rows)
+
+    def q(v, f):
+        return v[min(len(v) - 1, int(f * len(v)))]
+    print(f"passes {len(rows)}")
+    print(f"events_p50 {q(events, 0.5)}")
+    print(f"events_max {events[-1]}")
+    for name, f in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
+        print(f"pass_ms_{name} {q(lengths, f) * 1e3:.3f}")
+    print(f"pass_ms_max {lengths[-1] * 1e3:.3f}")
+
+
+def pass_tables(out):
+    """The loop-pass table (PASSES=1), one row per scenario and gateway."""
+    rows = []
+    for s, title in SCENARIOS.items():
+        for g, label in GATEWAYS.items():
+            path = f"{out}/passes-{s}-{g}.txt"
+            if not os.path.exists(path):
+                continue
+            v = dict(line.split() for line in open(path) if line.strip())
+            rows.append(f"| {title} | {label} | {int(v['passes']):,} | {v['events_p50']} | "
+                        f"{v['events_max']} | {v['pass_ms_p50']} | {v['pass_ms_p99']} | "
+                        f"{v['pass_ms_p999']} | {v['pass_ms_max']} |")
+    if not rows:
+        return []
+    return ["", "Event-loop passes (PASSES=1: `perf record` of `syscalls:sys_enter_epoll_wait` and "
+            "`sys_exit_epoll_wait` of the gateway under the same load, after the timed rounds): a "
+            "pass runs from an epoll_wait's return to the loop thread's next epoll_wait, the "
+            "handlers of the events it returned in between; wall time, so a pass that the kernel "
+            "preempted counts the time it waited for CPU 1.", "",
+            "| scenario | gateway | passes | events per pass, median | most events in a pass "
+            "| pass ms, median | p99 | p99.9 | longest |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|"] + rows
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "wrk":
@@ -380,6 +441,8 @@ def main():
         syscalls(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "profile":
         profile(sys.stdin)
+    elif cmd == "passes":
+        passes(sys.stdin)
     elif cmd == "report":
         report(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:

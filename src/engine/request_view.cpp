@@ -53,13 +53,20 @@ std::optional<std::string_view> cookie(const RequestView& r, std::string_view na
 }
 
 bool trusted_peer(const RequestView& request, std::span<const config::Cidr> trusted) {
+  if (trusted.empty()) return false;
+  if (request.peer_address != nullptr) return trusted_address(*request.peer_address, trusted);
   CanonicalAddress peer;
-  return !trusted.empty() && peer.parse(request.peer) && trusted_address(peer, trusted);
+  return peer.parse(request.peer) && trusted_address(peer, trusted);
 }
 
 void client_address(const RequestView& request, std::span<const config::Cidr> trusted,
                     CanonicalAddress& out) {
-  if (!out.parse(request.peer) || trusted.empty() || !trusted_address(out, trusted)) return;
+  if (request.peer_address != nullptr) {
+    out = *request.peer_address;
+  } else if (!out.parse(request.peer)) {
+    return;
+  }
+  if (trusted.empty() || !trusted_address(out, trusted)) return;
   CanonicalAddress hop;
   auto walk = [&](std::string_view name, bool forwarded) {
     hops_from_right(request, name, forwarded, [&](std::string_view item) {

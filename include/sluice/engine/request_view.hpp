@@ -25,6 +25,9 @@ struct RequestView {
   std::string_view query;  // the target after '?', may be empty
   std::string_view peer;   // the socket peer's address ("127.0.0.1", "::1")
   std::span<const Header> headers;
+  // `peer` parsed, by a frontend that keeps it for a connection's requests (null: parsed here
+  // each time it is needed).
+  const proto::http::IpAddress* peer_address = nullptr;
 };
 
 // The first header of that name (case-insensitive).

@@ -105,6 +105,7 @@ ClientSession::ClientSession(Worker& worker, Socket socket)
   error_code ignored;
   client_.non_blocking(true, ignored);  // for write_all's first, synchronous attempt
   peer_ = peer_text(client_);
+  if (!peer_address_.parse(peer_)) peer_address_ = {};
   forwarded_node_ = forwarded_node(peer_);
   const config::RuleSet& rules = worker_.loop().rules();
   timeouts_ = rules.timeouts;
@@ -191,6 +192,7 @@ Awaitable<ClientSession::Next> ClientSession::serve_one() {
   headers_.clear();
   for (const auto& f : req) headers_.push_back({f.name_string(), f.value()});
   view.peer = peer_;
+  view.peer_address = peer_address_.text().empty() ? nullptr : &peer_address_;
   view.headers = headers_;
 
   engine::Loop& loop = worker_.loop();
@@ -256,10 +258,9 @@ void ClientSession::write_limit_fields() {
   const config::RuleSet& rules = outcome_.rules();
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
-  fields_.clear();
   limit_fields(outcome_, limit_fields_);
-  proto::http::append_ratelimit_fields(fields_, limit_fields_, field_choice(rules),
-                                       retry_after(outcome_));
+  fields_.assign(
+      repeated_fields_.lines(limit_fields_, field_choice(rules), retry_after(outcome_)));
   if (!request_id_.empty()) {
     fields_ += "X-Request-Id: ";
     fields_ += request_id_;
@@ -331,14 +332,13 @@ Awaitable<ClientSession::Next> ClientSession::respond_local(int status, std::str
     }
   }
   const bool head_request = p.get().method() == http::verb::head;
-  head_.clear();
-  append_local_response_head(head_, status, body.size(), extra, keep_alive, p.get().version(),
-                             typed);
-  if (!head_request) head_ += body;
+  const std::string_view answer =
+      repeated_answer_.text(status, head_request ? std::string_view() : body, body.size(), extra,
+                            keep_alive, p.get().version(), typed);
   exchange_.status = status;
   exchange_.bytes = head_request ? 0 : body.size();
   client_watch_.expires_after(ns(timeouts_.idle));
-  const error_code ec = co_await write_all(client_, head_);
+  const error_code ec = co_await write_all(client_, answer);
   client_watch_.disarm();
   if (ec) co_return Next::kClose;
   co_return keep_alive ? Next::kKeepAlive : Next::kClose;

@@ -23,6 +23,7 @@
 #include "common/limit_fields.hpp"
 #include "loop_types.hpp"
 #include "proxy_head.hpp"
+#include "repeated_answer.hpp"
 #include "request_body.hpp"
 #include "request_framing.hpp"
 #include "request_head.hpp"
@@ -182,19 +183,22 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Asio's per-thread cache, so it would cost a malloc per request.
   std::optional<ResponseParser> response_;
   HeadScanner head_scan_;
-  std::string peer_;            // the socket peer's address
-  std::string forwarded_node_;  // for=<peer>, RFC 7239
+  std::string peer_;                     // the socket peer's address
+  proto::http::IpAddress peer_address_;  // ... parsed once (text() empty: it did not parse)
+  std::string forwarded_node_;           // for=<peer>, RFC 7239
   std::vector<engine::Header> headers_;
   engine::RequestView view_;     // the request as the engine saw it (for the log's key)
   std::string_view request_id_;  // "" (access log off), the client's id or made_request_id_
   char made_request_id_[33] = {};
-  std::string log_key_;          // the access log's key column, kept to reuse its capacity
-  engine::Outcome outcome_;      // the engine's answer to the request being served
-  engine::BreakerCall breaker_;  // its route's breaker's part in it
-  StaleCopy stale_copy_;         // the response being relayed, kept for stale answers
-  LimitFields limit_fields_;     // its rate-limit fields, before they are written
-  std::string fields_;           // ... and as header lines
-  HeadTarget target_;            // the request's target as forwarded (read_request_head)
+  std::string log_key_;             // the access log's key column, kept to reuse its capacity
+  engine::Outcome outcome_;         // the engine's answer to the request being served
+  engine::BreakerCall breaker_;     // its route's breaker's part in it
+  StaleCopy stale_copy_;            // the response being relayed, kept for stale answers
+  LimitFields limit_fields_;        // its rate-limit fields, before they are written
+  RepeatedFields repeated_fields_;  // ... as header lines, kept while they repeat
+  std::string fields_;              // ... and X-Request-Id: what the response adds
+  RepeatedAnswer repeated_answer_;  // the last local answer, kept while it repeats
+  HeadTarget target_;               // the request's target as forwarded (read_request_head)
   std::string head_;
   std::unique_ptr<char[]> body_;  // one piece of a body, either direction
   BodyBuffer held_;               // the request body read ahead (read_body_ahead)

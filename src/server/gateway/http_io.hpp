@@ -3,8 +3,10 @@
 // and posts its completion even when the buffer already held what it needed; these take one
 // asio operation per socket read and none when the buffer suffices. A body piece returns as soon
 // as any body bytes are in, so a trickling stream is relayed as it comes rather than in 16 KiB
-// batches. Writes are tried at once without blocking (a socket buffer almost always takes a
-// response whole) and fall back to async_write for the rest.
+// batches. Reads go through edge::async_read_some: after one that empties the socket the next
+// waits for epoll's event instead of trying recv first. Writes are tried at once without
+// blocking (a socket buffer almost always takes a response whole) and fall back to async_write
+// for the rest.
 #pragma once
 
 #include <boost/asio/buffer.hpp>
@@ -18,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "edge_read.hpp"
 #include "loop_types.hpp"
 
 namespace sluice::server::gateway {
@@ -35,7 +38,7 @@ template <class Parser>
 Awaitable<error_code> fill(Socket& socket, beast::flat_buffer& buffer, Parser& parser) {
   const std::size_t size = beast::read_size(buffer, 65536);
   if (size == 0) co_return http::error::buffer_overflow;
-  auto [ec, n] = co_await socket.async_read_some(buffer.prepare(size), kNoThrow);
+  auto [ec, n] = co_await edge::async_read_some(socket, buffer.prepare(size), kNoThrow);
   buffer.commit(n);
   if (ec == asio::error::eof) {
     if (!parser.got_some()) co_return http::error::end_of_stream;

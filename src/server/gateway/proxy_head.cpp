@@ -32,10 +32,12 @@ struct ConnectionTokens {
   std::size_t n = 0;
   bool overflow = false;
 
+  // One walk over the fields (a head has few), not Beast's find(), which looks the name up by
+  // its text, case-insensitively.
   explicit ConnectionTokens(const Fields& fields) {
-    for (auto it = fields.find(http::field::connection);
-         it != fields.end() && it->name() == http::field::connection; ++it) {
-      std::string_view v = it->value();
+    for (const auto& f : fields) {
+      if (f.name() != http::field::connection) continue;
+      std::string_view v = f.value();
       while (!v.empty()) {
         const auto comma = v.find(',');
         std::string_view t = v.substr(0, comma);

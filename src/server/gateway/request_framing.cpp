@@ -81,30 +81,56 @@ FramingProblem check_framing(unsigned version, std::span<const std::string_view>
 }
 
 boost::system::error_code HeadScanner::scan(std::string_view bytes) {
-  for (; !done_ && seen_ < bytes.size(); ++seen_) {
-    const auto c = static_cast<unsigned char>(bytes[seen_]);
-    if (c == '\n') {
-      if (!after_cr_) return http::error::bad_line_ending;
-      // A line of its CR alone is the empty line that ends the head.
-      done_ = line_ == 1 && !first_line_;
-      first_line_ = false;
-      line_ = 0;
-      after_cr_ = false;
+  // The state in locals: the bytes are chars, which may alias the members, so a loop over the
+  // members themselves would store and reload them at every byte.
+  std::size_t at = seen_;
+  std::size_t line = line_;
+  bool first_line = first_line_;
+  bool after_cr = after_cr_;
+  bool done = done_;
+  boost::system::error_code ec;
+  for (; !done && at < bytes.size(); ++at) {
+    const auto c = static_cast<unsigned char>(bytes[at]);
+    if (c > 0x20 && c != 0x7f && !after_cr) {  // most bytes: visible, inside a line
+      ++line;
       continue;
     }
-    if (after_cr_) return http::error::bad_line_ending;  // CR not followed by LF
+    if (c == '\n') {
+      if (!after_cr) {
+        ec = http::error::bad_line_ending;
+        break;
+      }
+      // A line of its CR alone is the empty line that ends the head.
+      done = line == 1 && !first_line;
+      first_line = false;
+      line = 0;
+      after_cr = false;
+      continue;
+    }
+    if (after_cr) {  // CR not followed by LF
+      ec = http::error::bad_line_ending;
+      break;
+    }
     if (c == '\r') {
-      after_cr_ = true;
-      ++line_;
+      after_cr = true;
+      ++line;
       continue;
     }
     // A field line that starts with whitespace continues the previous one (obs-fold); after
     // the request line it would be whitespace before the first field. Both are refused.
-    if (line_ == 0 && !first_line_ && (c == ' ' || c == '\t')) return http::error::bad_value;
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return http::error::bad_value;
-    ++line_;
+    if ((line == 0 && !first_line && (c == ' ' || c == '\t')) || (c < 0x20 && c != '\t') ||
+        c == 0x7f) {
+      ec = http::error::bad_value;
+      break;
+    }
+    ++line;
   }
-  return {};
+  seen_ = at;
+  line_ = line;
+  first_line_ = first_line;
+  after_cr_ = after_cr;
+  done_ = done;
+  return ec;
 }
 
 }  // namespace sluice::server::gateway

@@ -38,15 +38,18 @@ bool read_request_head(const boost::beast::http::request_header<Fields>& req,
   }
   // RFC 9112 §3.2: one Host, required on HTTP/1.1; an absolute-form target's authority
   // replaces it (§3.2.2), so routing and the upstream see the same host.
-  const auto hosts = req.count(http::field::host);
+  // One walk over the fields (a head has few): Beast's count() and find() each look a name up
+  // by its text, case-insensitively.
+  std::size_t hosts = 0;
+  std::string_view host;
+  for (const auto& f : req) {
+    if (f.name() == http::field::host && hosts++ == 0) host = f.value();
+  }
   if (hosts > 1) return false;
   if (hosts == 0 && out.parts.authority.empty() && req.version() >= 11) return false;
   // A Host field is a host even beside an absolute-form target, and never empty (nginx: 400).
   view.host = {};
-  if (hosts == 1 &&
-      !ph::routing_host(req.find(http::field::host)->value(), out.host_scratch, view.host)) {
-    return false;
-  }
+  if (hosts == 1 && !ph::routing_host(host, out.host_scratch, view.host)) return false;
   if (!out.parts.authority.empty() &&
       !ph::routing_host(out.parts.authority, out.host_scratch, view.host)) {
     return false;

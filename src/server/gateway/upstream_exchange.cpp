@@ -316,6 +316,7 @@ Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerStat
   if (ec) co_return nullptr;
   error_code ignored;
   conn->socket.set_option(tcp::no_delay(true), ignored);
+  edge::want_queue_length(conn->socket);
   conn->socket.non_blocking(true, ignored);
   co_return conn;
 }

@@ -11,6 +11,7 @@
 
 #include "client_session.hpp"
 #include "common/listener_admission.hpp"
+#include "edge_read.hpp"
 #include "sluice/log/log.hpp"
 
 namespace sluice::server::gateway {
@@ -22,11 +23,18 @@ namespace {
 
 Awaitable<void> run_session(std::shared_ptr<ClientSession> session) { co_await session->run(); }
 
+// One thread runs the loop, and only it touches the loop's sockets and timers (this constructor
+// and ~Worker touch them before the thread starts and after it is joined); other threads only
+// post to it (shutdown, an adaptive permit handed over, stop). So the reactor's per-socket
+// locks can go (Asio's UNSAFE_IO hint) and the scheduler's, which posts need, stay: about 260
+// fewer instructions a request (callgrind, a refusal: 9,615 -> 9,355).
+constexpr int kLoopConcurrency = BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO;
+
 }  // namespace
 
 Worker::Worker(engine::Engine& engine, AccessLog& log, const tcp::endpoint& address,
                metrics::Registry* registry, const core::Clock& source)
-    : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(1)) {
+    : engine_(engine), log_(log), io_(std::make_unique<asio::io_context>(kLoopConcurrency)) {
   acceptor_ = std::make_unique<Acceptor>(io_->get_executor());
   acceptor_->open(address.protocol());
   acceptor_->set_option(tcp::acceptor::reuse_address(true));
@@ -93,6 +101,7 @@ Awaitable<void> Worker::accept_loop() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
+    edge::want_queue_length(socket);
     asio::co_spawn(*io_, run_session(std::make_shared<ClientSession>(*this, std::move(socket))),
                    asio::detached);
   }

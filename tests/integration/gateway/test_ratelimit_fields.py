@@ -152,3 +152,32 @@ def test_a_concurrency_limits_fields_read_right_admitted_and_refused(sluice, ups
     assert assert_reads(admitted, "cc", draft)["q"] == 1
     assert assert_reads(refused, "cc", draft) == {"q": 1, "w": None, "r": 0, "t": None}
     assert parse_list(refused.headers["RateLimit-Policy"])[0][1]["qu"] == "concurrent-requests"
+
+
+def test_refusals_on_one_connection_say_what_is_true_for_each(sluice, upstreams):
+    # A connection's refusal is copied from its last one while nothing in it changes
+    # (src/server/gateway/repeated_answer.hpp): the copy must follow the retry time as it runs
+    # down, a rule changed through the admin API and each request's own X-Request-Id.
+    from conftest import rule_config
+    s = sluice(rule_config(upstreams(1), "fw", "fixed-window:limit=1,window=3s"))
+    with requests.Session() as c:
+        retry_after, ids = set(), set()
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline:
+            r = c.get(s.url + "/a", timeout=5)
+            if r.status_code == 429:
+                item = assert_reads(r, "fw")
+                assert (item["q"], item["w"]) == (1, 3)
+                retry_after.add(int(r.headers["Retry-After"]))
+                ids.add(r.headers["X-Request-Id"])
+            time.sleep(0.05)
+        assert len(retry_after) >= 2, retry_after  # 3 s down to 1 s, across window ends
+        assert len(ids) > 10  # a new one each time
+        changed = requests.put(s.admin + "/v1/rules/fw", timeout=5,
+                               json={"limit": "fixed-window:limit=2,window=1h",
+                                     "key": "client_ip"})
+        assert changed.status_code == 200, changed.text
+        statuses = [c.get(s.url + "/a", timeout=5) for _ in range(3)]
+        assert [r.status_code for r in statuses] == [200, 200, 429]
+        item = assert_reads(statuses[-1], "fw")
+        assert (item["q"], item["w"]) == (2, 3600)

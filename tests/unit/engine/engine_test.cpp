@@ -266,6 +266,24 @@ TEST(Engine, ClientAddressComesFromXForwardedForOnlyBehindATrustedProxy) {
   EXPECT_EQ(decide(e, spoofer.view(), 0).verdict, Verdict::kDeny);  // its own budget, spent
 }
 
+TEST(Engine, APeerParsedOnceByItsConnectionIsReadAsItsText) {
+  // The gateway parses a connection's peer once (RequestView::peer_address); the text then
+  // stays unread, so a stale text shows if it were used instead.
+  Engine e(load(kTrusted), 0);
+  proto::http::IpAddress proxy;
+  ASSERT_TRUE(proxy.parse("10.1.1.1"));
+  Req via_proxy;
+  via_proxy.peer = "192.0.2.9";
+  via_proxy.headers = {{"X-Forwarded-For", "203.0.113.8"}};
+  RequestView v = via_proxy.view();
+  v.peer_address = &proxy;  // trusted: X-Forwarded-For is believed
+  EXPECT_EQ(decide(e, v, 0).client(), "203.0.113.8");
+  proto::http::IpAddress direct;
+  ASSERT_TRUE(direct.parse("::ffff:192.0.2.10"));
+  v.peer_address = &direct;  // untrusted: the peer itself, canonical
+  EXPECT_EQ(decide(e, v, 0).client(), "192.0.2.10");
+}
+
 TEST(Engine, OneClientIsOneKeyHoweverItsAddressIsWritten) {
   Engine e(load(kTrusted), 0);
   // From a trusted balancer: a port, the IPv4-mapped form and IPv6 spellings are one client.

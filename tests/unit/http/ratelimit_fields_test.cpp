@@ -91,5 +91,30 @@ TEST(RateLimitFields, PairsCarryTheSameDraft) {
   EXPECT_EQ(pairs[2].second, "20");
 }
 
+TEST(RateLimitFields, AHeadSaysWhatThePairsSayForTheLongestNamesAndNumbers) {
+  // A head is written into room made beforehand: names that are all escapes, concurrency
+  // limits, every number at its widest, legacy fields and Retry-After must all fit, and say what
+  // the pair list (written by plain appends) says. Appended after what the head already held.
+  const std::string quotes(300, '"');
+  const std::string slashes(77, '\\');
+  std::vector<LimitField> limits;
+  for (const std::string* name : {&quotes, &slashes, &quotes}) {
+    LimitField f = field(*name, INT64_MIN, INT64_MAX, INT64_MAX, INT64_MIN);
+    f.concurrent = true;
+    limits.push_back(f);
+  }
+  limits.push_back(field("tight", INT64_MAX, INT64_MAX, INT64_MIN, INT64_MAX));
+  const core::Nanos retry = INT64_MAX;
+  std::string out = "HTTP/1.1 429 Too Many Requests\r\n";
+  append_ratelimit_fields(out, limits, {true, true}, retry);
+  std::string from_pairs = "HTTP/1.1 429 Too Many Requests\r\n";
+  for (const auto& [name, value] : ratelimit_field_pairs(limits, {true, true}, retry)) {
+    from_pairs += std::string(name) + ": " + value + "\r\n";
+  }
+  EXPECT_EQ(out, from_pairs);
+  EXPECT_NE(out.find("\"\\\"\\\""), std::string::npos);  // a quote escaped
+  EXPECT_NE(out.find("X-RateLimit-Remaining: 0\r\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::proto::http

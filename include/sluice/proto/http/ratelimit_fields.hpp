@@ -28,6 +28,8 @@ struct LimitField {
   // False: what is left is unknown (admitted fail-open while Redis was away): the limit keeps
   // its policy item and has no status item, nor a part in the legacy fields.
   bool known = true;
+
+  bool operator==(const LimitField&) const = default;
 };
 
 // The draft whose RateLimit syntax is written (docs/references.md): both name policies by
@@ -39,6 +41,8 @@ struct FieldChoice {
   bool ratelimit = true;  // RateLimit-Policy and RateLimit
   bool legacy = false;    // X-RateLimit-Limit/Remaining/Reset of the tightest limit
   RateLimitDraft draft = RateLimitDraft::k12;
+
+  bool operator==(const FieldChoice&) const = default;
 };
 
 // Appends "Name: value\r\n" lines: RateLimit-Policy and RateLimit (one policy item and one
