@@ -26,42 +26,58 @@ bool is_hop_by_hop(http::field f) {
 
 namespace {
 
-// The field names a Connection header lists (besides close/keep-alive): hop-by-hop as well.
+// Calls f(token) for each option of the head's Connection fields but close and keep-alive,
+// spaces trimmed; stops early when f returns true (and says so).
+template <class F>
+bool each_connection_option(const Fields& fields, F&& f) {
+  for (const auto& field : fields) {
+    if (field.name() != http::field::connection) continue;
+    std::string_view v = field.value();
+    while (!v.empty()) {
+      const auto comma = v.find(',');
+      std::string_view t = v.substr(0, comma);
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+      if (!t.empty() && !boost::beast::iequals(t, "close") &&
+          !boost::beast::iequals(t, "keep-alive") && f(t)) {
+        return true;
+      }
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 1);
+    }
+  }
+  return false;
+}
+
+// The fields a head's Connection names (hop-by-hop: never forwarded, RFC 9110 7.6.1). The first
+// 8 are kept for a quick look; a head that names more is walked again for each look past them,
+// so none of them slips through.
 struct ConnectionTokens {
+  const Fields& fields;
   std::array<std::string_view, 8> names;
   std::size_t n = 0;
   bool overflow = false;
 
   // One walk over the fields (a head has few), not Beast's find(), which looks the name up by
   // its text, case-insensitively.
-  explicit ConnectionTokens(const Fields& fields) {
-    for (const auto& f : fields) {
-      if (f.name() != http::field::connection) continue;
-      std::string_view v = f.value();
-      while (!v.empty()) {
-        const auto comma = v.find(',');
-        std::string_view t = v.substr(0, comma);
-        while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-        while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-        if (!t.empty() && !boost::beast::iequals(t, "close") &&
-            !boost::beast::iequals(t, "keep-alive")) {
-          if (n < names.size()) {
-            names[n++] = t;
-          } else {
-            overflow = true;
-          }
-        }
-        if (comma == std::string_view::npos) break;
-        v.remove_prefix(comma + 1);
+  explicit ConnectionTokens(const Fields& f) : fields(f) {
+    each_connection_option(fields, [&](std::string_view t) {
+      if (n < names.size()) {
+        names[n++] = t;
+      } else {
+        overflow = true;
       }
-    }
+      return overflow;
+    });
   }
 
   bool lists(std::string_view name) const {
     for (std::size_t i = 0; i < n; ++i) {
       if (boost::beast::iequals(names[i], name)) return true;
     }
-    return false;
+    return overflow && each_connection_option(fields, [&](std::string_view t) {
+             return boost::beast::iequals(t, name);
+           });
   }
 };
 

@@ -148,6 +148,22 @@ def test_forwarding_headers_appended(sluice, upstreams):
     assert got["x-forwarded-for"] == "127.0.0.1" and got["forwarded"] == "for=127.0.0.1"
 
 
+def test_every_field_connection_names_is_dropped_however_many_it_names(sluice, upstreams):
+    # RFC 9110 7.6.1: a proxy removes each field its Connection names. Twelve names, in two
+    # Connection fields: none of them reaches the upstream (once, past the eighth, they did).
+    up = upstreams(1)
+    s = sluice(gateway_config([up.address]))
+    hop = [f"X-Hop-{i}" for i in range(12)]
+    head = (f"GET /headers HTTP/1.1\r\nHost: x\r\nConnection: close, {', '.join(hop[:7])}\r\n"
+            f"Connection: {', '.join(hop[7:])}\r\n"
+            + "".join(f"{h}: secret\r\n" for h in hop) + "X-Kept: yes\r\n\r\n")
+    out = raw_request(s.gateway_port, head.encode())
+    assert out.startswith(b"HTTP/1.1 200 "), out
+    got = {k.lower(): v for k, v in json.loads(out.split(b"\r\n\r\n", 1)[1])}
+    assert [h for h in hop if h.lower() in got] == [], got
+    assert got["x-kept"] == "yes"
+
+
 def test_bad_requests(sluice, upstreams):
     up = upstreams(1)
     s = sluice(gateway_config([up.address]))
