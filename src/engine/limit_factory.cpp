@@ -79,8 +79,8 @@ std::string policies_in_force(const config::RuleSet& rules) {
         .push_back(r.name);
   }
   if (rules_of.empty()) {
-    return std::string(backend::redis::failure_policy_name(
-        backend_policy(rules.redis->defaults.on_failure)));
+    return std::string(
+        backend::redis::failure_policy_name(backend_policy(rules.redis->defaults.on_failure)));
   }
   if (rules_of.size() == 1) return std::string(rules_of.begin()->first);
   constexpr std::size_t kNamed = 8;

@@ -259,8 +259,7 @@ void ClientSession::write_limit_fields() {
   timeouts_ = rules.timeouts;
   escaped_slashes_ = rules.escaped_slashes;
   limit_fields(outcome_, limit_fields_);
-  fields_.assign(
-      repeated_fields_.lines(limit_fields_, field_choice(rules), retry_after(outcome_)));
+  fields_.assign(repeated_fields_.lines(limit_fields_, field_choice(rules), retry_after(outcome_)));
   if (!request_id_.empty()) {
     fields_ += "X-Request-Id: ";
     fields_ += request_id_;
