@@ -100,8 +100,10 @@ void Loop::settle(Outcome& out, int status, const HeaderLookup& header, core::Na
     if (s.where == Where::kTable && limit.table) {
       local::settle(limit.table->table, {s.bucket, s.fingerprint}, now + limit.shift(now), delta);
     } else if (s.where == Where::kFallback && item != nullptr) {
+      // The fallback decided a calendar window on the ask's Unix time (decide_on_failure).
+      const core::Nanos at = limit.remote->calendar() != nullptr ? item->unix_now : now;
       local::settle(limit.remote->fallback()->limits().front().table, table::hash_key(item->key),
-                    now, delta);
+                    at, delta);
     } else if (s.where == Where::kRedis && item != nullptr && delta != 0) {
       settle_in_redis(out, *item, delta, counters);
     }
@@ -119,8 +121,13 @@ void Loop::settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, 
     lost();
     return;
   }
-  // The snapshot keeps the rule's counters alive until Redis answers, whatever `out` does.
-  store_->settle(backend::redis::QueryItem{item.limit, item.key}, delta,
+  // The item as decided (its calendar window's Unix time too), charged the delta alone: the
+  // reserve was admission's. The snapshot keeps the rule's counters alive until Redis
+  // answers, whatever `out` does.
+  backend::redis::QueryItem settled = item;
+  settled.cost = 0;
+  settled.max_wait = 0;
+  store_->settle(std::move(settled), delta,
                  [snapshot = OutcomeAccess::snapshot(out), lost](bool applied) {
                    if (!applied) lost();
                  });

@@ -43,6 +43,10 @@ RULES = """\
     key: header:X-Api-Key
     cost_from: response_header:X-Cost
     on_failure: local
+  daily:
+    limit: "fixed-window:limit=10,window=1d,align=calendar,timezone=Europe/Berlin"
+    key: header:X-Api-Key
+    cost_from: response_header:X-Cost
   leased:
     limit: "gcra:rate=100/s,burst=10"
     key: header:X-Api-Key
@@ -136,6 +140,20 @@ def test_a_cost_stated_through_one_instance_is_in_the_others_next_decision(
     assert remaining(a, "tokens", "other") == 10  # another key is untouched
     assert (settled(a, "tokens", "stated"), settled(b, "tokens", "stated")) == (1, 1)
     assert a.metric("sluice_rule_settlements_lost_total") == 0
+
+
+def test_a_calendar_quotas_stated_cost_is_settled_in_todays_window(redis_server, gateways,
+                                                                    upstreams):  # noqa: F811
+    # The settlement names the window the request was decided in (the day in Berlin), not
+    # another one: 10 a day, a stated cost of 4, 6 left today on both instances.
+    a, b = gateways(config("[daily]", upstreams(1)), redis_server().url, n=2)
+    assert get(a, "k", "header=X-Cost:4").status_code == 200
+    settles_to(b, "daily", "k", 6)
+    assert get(b, "k", "header=X-Cost:5").status_code == 200
+    settles_to(a, "daily", "k", 1)
+    assert get(a, "k", "header=X-Cost:1").status_code == 200
+    settles_to(b, "daily", "k", 0)
+    assert get(b, "k", "header=X-Cost:1").status_code == 429
 
 
 def test_a_reserve_is_charged_at_admission_and_settled_in_redis(redis_server, gateways,
