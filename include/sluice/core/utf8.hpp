@@ -22,4 +22,8 @@ std::string invalid_utf8_problem(std::string_view text);
 // and shows what was sent.
 std::string printable(std::string_view text);
 
+// Every byte of `bytes` as two lowercase hex digits: a key that is not text, given exactly in
+// JSON; a digest.
+std::string hex(std::string_view bytes);
+
 }  // namespace sluice::core

@@ -41,23 +41,12 @@ std::optional<std::size_t> parse_n(std::string_view query, std::optional<Reply>&
   return n.value_or(engine::BlockList::kDefaultListed);
 }
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
-
 // A key that is not UTF-8 is shown with \xHH escapes, and given exactly as `key_hex`.
 json::object entry(const engine::BlockedKey& k, bool hashed) {
   json::object o;
   const bool text = !core::invalid_utf8_at(k.key);
   o["key"] = text ? k.key : core::printable(k.key);
-  if (!text) o["key_hex"] = hex(k.key);
+  if (!text) o["key_hex"] = core::hex(k.key);
   if (!hashed && k.key_bytes > k.key.size()) o["key_bytes"] = k.key_bytes;
   o["retry_after_ms"] = ceil_ms(k.left);
   return o;

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "sluice/core/utf8.hpp"
+
 namespace sluice::backend::redis::detail {
 
 std::string sha1_hex(std::string_view data) {
@@ -13,14 +15,7 @@ std::string sha1_hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha1(), nullptr) != 1) {
     throw std::runtime_error("SHA-1 of the Redis script failed (OpenSSL EVP_Digest)");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
+  return core::hex(std::string_view(reinterpret_cast<const char*>(digest), size));
 }
 
 }  // namespace sluice::backend::redis::detail
