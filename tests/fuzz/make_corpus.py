@@ -155,6 +155,31 @@ TRACES_EXTRA = {
 }
 
 
+# reply control byte: bit 0 the store's compact form (arrays of integers as numbers), bits 1-7
+# the read size (1 to 128 bytes).
+REPLY_WHOLE, REPLY_BYTEWISE, REPLY_COMPACT = 0xFE, 0x00, 0x01
+SCRIPT_ANSWER = b"*16\r\n" + b"".join(b":%d\r\n" % v for v in (1, 0, 99, -1, 0, 1000, 7, 0) * 2)
+REPLY = {
+    "status_ok": (REPLY_WHOLE, b"+OK\r\n"),
+    "error_noscript": (REPLY_WHOLE, b"-NOSCRIPT No matching script. Please use EVAL.\r\n"),
+    "moved": (REPLY_WHOLE, b"-MOVED 3999 127.0.0.1:6381\r\n"),
+    "bulk_and_nil": (REPLY_BYTEWISE, b"$5\r\nhello\r\n$-1\r\n$0\r\n\r\n"),
+    "script_answers_compact": (REPLY_COMPACT | 0x0A, SCRIPT_ANSWER),
+    "script_answers_bytewise": (REPLY_COMPACT, SCRIPT_ANSWER),
+    "mixed_array_compact": (REPLY_COMPACT | 0x06, b"*3\r\n:1\r\n$2\r\nab\r\n*-1\r\n"),
+    "cluster_slots": (REPLY_WHOLE, b"*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n"
+                                   b":6379\r\n$40\r\n" + b"a" * 40 + b"\r\n"),
+    "pipelined_pongs": (0x08, b"+PONG\r\n" * 5),
+    "integer_limits": (REPLY_WHOLE, b":9223372036854775807\r\n:-9223372036854775808\r\n"
+                                    b":9223372036854775808\r\n"),
+    "deep_nesting": (REPLY_WHOLE, b"*1\r\n" * 9 + b":1\r\n"),
+    "huge_bulk_announce": (REPLY_WHOLE, b"$999999999999\r\n"),
+    "huge_array_announce": (REPLY_COMPACT, b"*4294967295\r\n:1\r\n"),
+    "bad_type_byte": (REPLY_WHOLE, b"!oops\r\n"),
+    "cr_without_lf": (REPLY_WHOLE, b"+OK\rX\n"),
+}
+
+
 def write(target, name, data):
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
@@ -174,6 +199,8 @@ def main():
         write("http", name, bytes([control]) + data)
     for name, (control, data) in RESP.items():
         write("resp", name, bytes([control]) + data)
+    for name, (control, data) in REPLY.items():
+        write("reply", name, bytes([control]) + data)
     for name, data in RULES.items():
         write("rules", name, data)
     for name, data in SPECS.items():
