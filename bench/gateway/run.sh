@@ -7,7 +7,9 @@
 #   nginx 1.22 limit_req (one worker), HAProxy 2.6 with a stick table (one thread), and sluice
 #   serve with the equivalent rule (leaky-bucket = nginx limit_req, one worker); SLUICE_BASELINE
 #   adds an older sluice binary on the same config as a fourth, and the upstream itself is
-#   measured directly in the all-proxied scenario (what the upstream alone costs).
+#   measured directly in the all-proxied scenario (what the upstream alone costs), and in the
+#   refused one the floor (bench/gateway/floor.c: a fixed 429 per request head, no parsing,
+#   no limiter: the kernel's share of a refusal).
 # Pinned (PIN=1, the default, on a machine with 2+ CPUs): wrk alone on CPU 0; the gateway under
 # test (every thread of it) and the upstream on CPU 1, so the client never competes with what it
 # measures.
@@ -102,9 +104,9 @@ render() {  # render TEMPLATE OUTPUT: @NAME@ -> $NAME
       -e "s|@HAPROXY_PORT@|$HAPROXY_PORT|g; s|@HAPROXY_LIMIT@|$HAPROXY_LIMIT|g" "$1" >"$2"
 }
 
-# Seven distinct free ports from one process (separate binds to port 0 may repeat a port).
+# Eight distinct free ports from one process (separate binds to port 0 may repeat a port).
 read -r UPSTREAM_PORT PROXY_PORT HAPROXY_PORT SLUICE_PORT ADMIN_PORT BASE_PORT BASE_ADMIN_PORT \
-  <<<"$($PY "$ROOT/tests/integration/plain_support.py" 7 | tr '\n' ' ')"
+  FLOOR_PORT <<<"$($PY "$ROOT/tests/integration/plain_support.py" 8 | tr '\n' ' ')"
 BURST=5 NGINX_RATE=1r/s SLUICE_RATE=1/s HAPROXY_LIMIT=1  # placeholders until a scenario sets them
 
 mkdir -p "$OUT/www"
@@ -115,6 +117,7 @@ upstream_pid=$!
 PIDS+=("$upstream_pid")
 wait_port "$UPSTREAM_PORT"
 upstream_pids="$upstream_pid $(pgrep -P "$upstream_pid" | tr '\n' ' ')"
+cc -O2 -o "$OUT/floor" "$HERE/floor.c"
 
 # CPU time (user + system, clock ticks, every thread) the processes PIDS... have used so far.
 cpu_ticks() {
@@ -264,6 +267,15 @@ for run in reject pass; do
   say "$run: every gateway answers the probe with [$want]"
   ROUND=("${GATEWAYS[@]}")
   [ "$run" = pass ] && ROUND=(direct "${GATEWAYS[@]}")
+  if [ "$run" = reject ]; then
+    $SERVER_CPU "$OUT/floor" "$FLOOR_PORT" &
+    floor_pid=$!
+    PIDS+=("$floor_pid")
+    started+=("$floor_pid")
+    wait_port "$FLOOR_PORT"
+    GW_PORT[floor]=$FLOOR_PORT GW_PIDS[floor]="$floor_pid"
+    ROUND=(floor "${GATEWAYS[@]}")
+  fi
   for rep in $(seq "$REPS"); do
     say "$run ($NGINX_RATE, burst $BURST), round $rep/$REPS, load $(cut -d' ' -f1 /proc/loadavg)"
     n=${#ROUND[@]}

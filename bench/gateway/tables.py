@@ -30,6 +30,7 @@ SCENARIOS = {
     "pass": "all proxied (rate 1000000/s, burst 100)",
 }
 GATEWAYS = {
+    "floor": "floor: a fixed 429 per head (floor.c)",
     "direct": "upstream direct (no gateway)",
     "nginx": "nginx 1.22 limit_req",
     "haproxy": "HAProxy 2.6 stick table",
@@ -294,6 +295,15 @@ def report(out, mode, n):
             lines.append(f"| {title} | {GATEWAYS[g]} | {GATEWAYS[best]} | "
                          f"{m['cpu'] / b['cpu']:.2f} (≤ {cpu_t}) | {m['rps'] / b['rps']:.2f} "
                          f"(≥ {rps_t}) | {m['p99'] / nginx['p99']:.2f} | {ratio} |")
+
+    if ("reject", "floor") in med:
+        floor = med["reject", "floor"]["cpu"]
+        shown = [g for g in ("nginx", "haproxy", "sluice", "baseline") if ("reject", g) in med]
+        lines += ["", f"Against the floor (a fixed 429 per request head, no parsing: "
+                  f"{floor:.2f} µs a refusal, {floor / med['reject', 'nginx']['cpu']:.2f}× "
+                  f"nginx's), CPU per refused request: " + "; ".join(
+                      f"{GATEWAYS[g]} {med['reject', g]['cpu'] / floor:.2f}× "
+                      f"(+{med['reject', g]['cpu'] - floor:.2f} µs)" for g in shown) + "."]
 
     if sys_rows:
         how = ("`perf stat` on the syscall tracepoints (`syscalls:sys_enter_*`; EAGAIN: "
