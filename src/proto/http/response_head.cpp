@@ -165,6 +165,18 @@ Step field_line(const char*& p, const char* end, HeadField& field) {
   return Step::kOk;
 }
 
+// Whether the token `s` is `lower` in any case. Inline and by the literal's length: this runs
+// for every field. (OR-ing 0x20 maps an upper-case letter to its lower case, and no other tchar
+// onto a letter or '-'.)
+template <std::size_t N>
+bool is_named(std::string_view s, const char (&lower)[N]) {
+  if (s.size() != N - 1) return false;
+  for (std::size_t i = 0; i + 1 < N; ++i) {
+    if ((s[i] | 0x20) != lower[i]) return false;
+  }
+  return true;
+}
+
 // Content-Length: digits only and no overflow; a list, a sign or a space inside is the parser's.
 bool parse_length(std::string_view v, std::uint64_t& out) {
   if (v.empty()) return false;
@@ -189,8 +201,8 @@ bool connection_options(std::string_view v, bool& close, bool& keep_alive) {
     for (const char ch : option) {
       if (!is(ch, kToken)) return false;
     }
-    if (iequals(option, "close")) close = true;
-    if (iequals(option, "keep-alive")) keep_alive = true;
+    if (is_named(option, "close")) close = true;
+    if (is_named(option, "keep-alive")) keep_alive = true;
     if (comma == std::string_view::npos) return true;
     v.remove_prefix(comma + 1);
   }
@@ -207,17 +219,17 @@ bool note_field(const HeadField& f, ResponseHead& head, Framing& framing) {
   switch (f.name.size()) {
     case 10:  // Connection
     case 16:  // Proxy-Connection (Beast reads it as Connection)
-      if (iequals(f.name, "Connection") || iequals(f.name, "Proxy-Connection")) {
+      if (is_named(f.name, "connection") || is_named(f.name, "proxy-connection")) {
         return connection_options(f.value, framing.close, framing.keep_alive);
       }
       return true;
     case 14:  // Content-Length
-      if (!iequals(f.name, "Content-Length")) return true;
+      if (!is_named(f.name, "content-length")) return true;
       if (head.content_length) return false;
       head.content_length.emplace();
       return parse_length(f.value, *head.content_length);
     case 17:  // Transfer-Encoding: chunked or to EOF, both the parser's
-      return !iequals(f.name, "Transfer-Encoding");
+      return !is_named(f.name, "transfer-encoding");
     default:
       return true;
   }
