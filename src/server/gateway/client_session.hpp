@@ -194,7 +194,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::optional<ResponseParser> response_;
   // The response head either way: the scanner's views into response_bytes_ (a copy of the head,
   // as the connection's buffer moves on the next read), or Beast's fields' in response_fields_.
-  proto::http::ResponseHeadScanner response_scan_;
+  // Made at the first response (2 KiB of field views: a connection only refused never needs it).
+  std::unique_ptr<proto::http::ResponseHeadScanner> response_scan_;
   std::string response_bytes_;
   std::vector<proto::http::HeadField> response_fields_;
   proto::http::ResponseHead response_head_;

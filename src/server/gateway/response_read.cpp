@@ -44,7 +44,7 @@ Awaitable<error_code> ClientSession::read_response_head(UpstreamConnection& conn
   auto [ec, scan] = co_await scan_response_head(conn, head_request);
   if (ec) co_return ec;
   if (scan == HeadScan::kDone) {
-    response_head_ = response_scan_.head();
+    response_head_ = response_scan_->head();
     const int status = response_head_.status;
     const bool has_body = !head_request && status != 204 && status != 304;
     response_left_ = has_body ? *response_head_.content_length : 0;
@@ -65,7 +65,8 @@ Awaitable<error_code> ClientSession::read_response_head(UpstreamConnection& conn
 
 Awaitable<std::pair<error_code, HeadScan>> ClientSession::scan_response_head(
     UpstreamConnection& conn, bool head_request) {
-  proto::http::ResponseHeadScanner& scanner = response_scan_;
+  if (!response_scan_) response_scan_ = std::make_unique<proto::http::ResponseHeadScanner>();
+  proto::http::ResponseHeadScanner& scanner = *response_scan_;
   for (int reads = 0;; ++reads) {
     if (conn.buffer.size() > 0) {
       response_begun_ = true;
