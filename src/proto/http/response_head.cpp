@@ -240,15 +240,20 @@ bool note_field(const HeadField& f, ResponseHead& head, Framing& framing) {
 // in order. Such a head (rare: Set-Cookie split by another field) is left to the parser.
 // `seen` is a 64-bit sketch of the names so far; only a name it may hold is looked for.
 bool repeats_apart(std::span<const HeadField> before, const HeadField& f, std::uint64_t& seen) {
-  const auto lower = [](char ch) { return static_cast<std::size_t>(ch | 0x20); };
+  const auto lower = [](char ch) { return static_cast<std::uint64_t>(ch | 0x20); };
   const std::size_t size = f.name.size();
-  const std::size_t bit = (size * 7 + lower(f.name[0]) + lower(f.name[size - 1]) * 3) & 63;
-  const std::uint64_t mask = std::uint64_t{1} << bit;
+  const std::uint64_t key =
+      (std::uint64_t{size} << 16) | (lower(f.name[0]) << 8) | lower(f.name[size - 1]);
+  const std::uint64_t mask = std::uint64_t{1} << ((key * 0x9E3779B97F4A7C15u) >> 58);
   const bool maybe = (seen & mask) != 0;
   seen |= mask;
-  if (!maybe || iequals(before.back().name, f.name)) return false;
+  if (!maybe) return false;
+  const auto same = [&](const HeadField& b) {
+    return b.name.size() == size && iequals(b.name, f.name);
+  };
+  if (same(before.back())) return false;
   for (const HeadField& b : before) {
-    if (iequals(b.name, f.name)) return true;
+    if (same(b)) return true;
   }
   return false;
 }
