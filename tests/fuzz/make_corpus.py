@@ -180,6 +180,26 @@ REPLY = {
 }
 
 
+# response control byte: bit 0 the response answers HEAD, bit 1 a head limit of 64 + byte 1
+# (else the gateway's 32 KiB); byte 1 also picks where the head is cut in two.
+GET, HEAD, SMALL = 0x00, 0x01, 0x02
+RESPONSE = {
+    "length": (GET, 7, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc"),
+    "http10_keep_alive": (GET, 9, b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"),
+    "connection_tokens": (GET, 3, b"HTTP/1.1 200 OK\r\nConnection: X-A, close\r\nX-A: 1\r\n"
+                                  b"Proxy-Connection: keep-alive\r\nContent-Length: 1\r\n\r\nx"),
+    "no_content": (GET, 1, b"HTTP/1.1 204 \r\nServer: t \t\r\n\r\n"),
+    "not_modified_length": (GET, 2, b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n"),
+    "head_answer": (HEAD, 5, b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\nX-Request-Id: r\r\n\r\n"),
+    "chunked": (GET, 4, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+    "te_and_length": (GET, 4, b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
+    "two_lengths": (GET, 4, b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"),
+    "obs_fold": (GET, 4, b"HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n"),
+    "small_limit": (SMALL, 20, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: 0123456789012345678\r\n\r\n"),
+    "utf8_value": (GET, 6, "HTTP/1.1 200 Gut\r\nX-Name: Jos\u00e9\r\nContent-Length: 0\r\n\r\n".encode()),
+}
+
+
 def write(target, name, data):
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
@@ -199,8 +219,13 @@ def main():
         write("http", name, bytes([control]) + data)
     for name, (control, data) in RESP.items():
         write("resp", name, bytes([control]) + data)
+<<<<<<< HEAD
     for name, (control, data) in REPLY.items():
         write("reply", name, bytes([control]) + data)
+=======
+    for name, (control, cut, data) in RESPONSE.items():
+        write("response", name, bytes([control, cut]) + data)
+>>>>>>> h/resphead
     for name, data in RULES.items():
         write("rules", name, data)
     for name, data in SPECS.items():

@@ -8,7 +8,9 @@ Behaviours (RawUpstream(behaviour=...), or per request through the X-Behaviour r
 - "slow:MS": waits MS milliseconds, then answers as "ok";
 - "reset": sends a head announcing 100000 bytes and 10 of them, then resets the connection (RST);
 - "malformed": sends a response that is not HTTP, then closes;
-- "close": closes the connection without a word.
+- "close": closes the connection without a word;
+- "script:NAME": sends the bytes the test put in `scripts[NAME]` as they are, then closes the
+  connection if NAME ends in "-close", else waits for the next request on it.
 """
 import socket
 import struct
@@ -87,6 +89,7 @@ class RawUpstream:
         self.lock = threading.Lock()
         self.received = []  # per connection: every byte it received, as one bytes object
         self.requests = []  # (head, body) of every complete request, in order of arrival
+        self.scripts = {}  # name -> bytes: the answers of behaviour "script:NAME"
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -157,6 +160,10 @@ class RawUpstream:
             time.sleep(0.05)
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return False
+        if behaviour.startswith("script:"):
+            name = behaviour[7:]
+            conn.sendall(self.scripts[name])
+            return not name.endswith("-close")
         if behaviour == "malformed":
             conn.sendall(b"HTTP/1.1 two hundred\r\nContent-Length: 3\r\n\r\nok\n")
             return False

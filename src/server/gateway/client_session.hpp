@@ -131,12 +131,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   Next abandon_queued(core::Nanos now);
   Awaitable<Attempt> send_request(UpstreamConnection& conn, const ServerState& server,
                                   const UpstreamRequest& request);
-  // Relays the response whose head `rp` has read (and `got` bytes of its body, in body_), piece
-  // by piece, then pools the upstream connection if it can carry another request.
+  // Relays the response whose head is in response_head_ (and `got` bytes of its body, in
+  // body_), piece by piece, then pools the upstream connection if it can carry another request.
   Awaitable<Next> relay_response(UpstreamState& up, ServerState& server,
-                                 std::unique_ptr<UpstreamConnection> conn, ResponseParser& rp,
-                                 std::size_t got, ExtraFields extra, bool keep_alive,
-                                 core::Nanos start);
+                                 std::unique_ptr<UpstreamConnection> conn, std::size_t got,
+                                 ExtraFields extra, bool keep_alive, core::Nanos start);
   Awaitable<std::unique_ptr<UpstreamConnection>> connect(ServerState& server);
 
   // Reads the next piece of the request body into body_, within the body's pace.
@@ -151,11 +150,22 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Sends what held_ has after its memory part (its file, then its tail), as chunks when
   // `chunked`.
   Awaitable<boost::system::error_code> send_held_rest(Socket& socket, bool chunked);
-  // Reads the response head (if not yet read) and the next piece of its body into body_.
+  // The upstream's response (response_read.cpp). Its head into response_head_, through the
+  // hand-written scanner when it takes the head, else through Beast's parser as before (interim
+  // 1xx responses skipped); the next piece of its body into body_; whether it is all read.
+  Awaitable<boost::system::error_code> read_response_head(UpstreamConnection& conn,
+                                                          bool head_request);
+  Awaitable<std::pair<boost::system::error_code, proto::http::HeadScan>> scan_response_head(
+      UpstreamConnection& conn, bool head_request);
+  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_response_piece(
+      UpstreamConnection& conn);
+  bool response_done() const;
+  // Any byte of the response came (a pooled connection that fails after that is not stale).
+  bool response_got_some() const;
+  // No response read yet: before each try at a server.
+  void reset_response();
   // A fresh response parser in response_, its fields in response_arena_.
   ResponseParser& new_response_parser(bool head_request);
-  Awaitable<std::pair<boost::system::error_code, std::size_t>> read_response_piece(
-      UpstreamConnection& conn, ResponseParser& parser);
   // One write: `head`, then `data` (as one chunk when `chunked`), then the last chunk when
   // `last`.
   Awaitable<boost::system::error_code> write_piece(Socket& socket, std::string_view head,
@@ -182,6 +192,16 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // A member, not a local of forward(): a coroutine frame over 1 KiB is never recycled by
   // Asio's per-thread cache, so it would cost a malloc per request.
   std::optional<ResponseParser> response_;
+  // The response head either way: the scanner's views into response_bytes_ (a copy of the head,
+  // as the connection's buffer moves on the next read), or Beast's fields' in response_fields_.
+  // Made at the first response (2 KiB of field views: a connection only refused never needs it).
+  std::unique_ptr<proto::http::ResponseHeadScanner> response_scan_;
+  std::string response_bytes_;
+  std::vector<proto::http::HeadField> response_fields_;
+  proto::http::ResponseHead response_head_;
+  bool response_fast_ = false;       // the scanner took the head: the body is read without Beast
+  bool response_begun_ = false;      // ... and some of the response came
+  std::uint64_t response_left_ = 0;  // ... and this much of its Content-Length is still to come
   HeadScanner head_scan_;
   std::string peer_;                     // the socket peer's address
   proto::http::IpAddress peer_address_;  // ... parsed once (text() empty: it did not parse)

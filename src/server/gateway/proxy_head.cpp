@@ -24,15 +24,50 @@ bool is_hop_by_hop(http::field f) {
   }
 }
 
+bool is_hop_by_hop(std::string_view name) {
+  // By length first: most names are none of these, and fail on one compare.
+  switch (name.size()) {
+    case 2:
+      return boost::beast::iequals(name, "TE");
+    case 7:
+      return boost::beast::iequals(name, "Trailer") || boost::beast::iequals(name, "Upgrade");
+    case 10:
+      return boost::beast::iequals(name, "Connection") || boost::beast::iequals(name, "Keep-Alive");
+    case 14:
+      return boost::beast::iequals(name, "Content-Length");
+    case 16:
+      return boost::beast::iequals(name, "Proxy-Connection");
+    case 17:
+      return boost::beast::iequals(name, "Transfer-Encoding");
+    default:
+      return false;
+  }
+}
+
 namespace {
+
+// A field's value and whether it is Connection, whether Beast holds it or a ResponseHead views
+// it.
+template <class Field>
+std::string_view value_of(const Field& f) {
+  return f.value();
+}
+std::string_view value_of(const proto::http::HeadField& f) { return f.value; }
+template <class Field>
+bool is_connection(const Field& f) {
+  return f.name() == http::field::connection;
+}
+bool is_connection(const proto::http::HeadField& f) {
+  return boost::beast::iequals(f.name, "Connection");
+}
 
 // Calls f(token) for each option of the head's Connection fields but close and keep-alive,
 // spaces trimmed; stops early when f returns true (and says so).
-template <class F>
-bool each_connection_option(const Fields& fields, F&& f) {
+template <class Range, class F>
+bool each_connection_option(const Range& fields, F&& f) {
   for (const auto& field : fields) {
-    if (field.name() != http::field::connection) continue;
-    std::string_view v = field.value();
+    if (!is_connection(field)) continue;
+    std::string_view v = value_of(field);
     while (!v.empty()) {
       const auto comma = v.find(',');
       std::string_view t = v.substr(0, comma);
@@ -52,15 +87,16 @@ bool each_connection_option(const Fields& fields, F&& f) {
 // The fields a head's Connection names (hop-by-hop: never forwarded, RFC 9110 7.6.1). The first
 // 8 are kept for a quick look; a head that names more is walked again for each look past them,
 // so none of them slips through.
+template <class Range>
 struct ConnectionTokens {
-  const Fields& fields;
+  const Range& fields;
   std::array<std::string_view, 8> names;
   std::size_t n = 0;
   bool overflow = false;
 
   // One walk over the fields (a head has few), not Beast's find(), which looks the name up by
   // its text, case-insensitively.
-  explicit ConnectionTokens(const Fields& f) : fields(f) {
+  explicit ConnectionTokens(const Range& f) : fields(f) {
     each_connection_option(fields, [&](std::string_view t) {
       if (n < names.size()) {
         names[n++] = t;
@@ -85,11 +121,21 @@ template <class Field>
 bool is_request_id(const Field& f) {
   return f.name() == http::field::unknown && boost::beast::iequals(f.name_string(), "X-Request-Id");
 }
+bool is_request_id(const proto::http::HeadField& f) {
+  return boost::beast::iequals(f.name, "X-Request-Id");
+}
 
 void append_field(std::string& out, std::string_view name, std::string_view value) {
-  out += name;
-  out += ": ";
-  out += value;
+  // A field read as "name: value" (Beast stores every field so; the scanner views the line as
+  // the upstream sent it) goes in one copy, not three.
+  const char* const colon = name.data() + name.size();
+  if (value.data() == colon + 2 && colon[0] == ':' && colon[1] == ' ') {
+    out.append(name.data(), name.size() + 2 + value.size());
+  } else {
+    out += name;
+    out += ": ";
+    out += value;
+  }
   out += "\r\n";
 }
 
@@ -134,7 +180,7 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
                                   std::string_view forwarded_for, Framing framing,
                                   std::uint64_t length, std::string_view host,
                                   std::string_view request_id) {
-  const ConnectionTokens tokens(req);
+  const ConnectionTokens<http::request_header<Fields>> tokens(req);
   out += req.method_string();
   out += ' ';
   out += target.path;
@@ -180,24 +226,23 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
   out += "\r\n";
 }
 
-void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
+void append_relayed_response_head(std::string& out, const proto::http::ResponseHead& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
                                   bool keep_alive, unsigned client_version, bool drop_request_id,
                                   const std::function<bool(std::string_view)>& drop) {
-  const ConnectionTokens tokens(res);
-  append_status_line(out, res.result_int(), res.reason());
-  for (const auto& f : res) {
-    const http::field name = f.name();
+  const ConnectionTokens<std::span<const proto::http::HeadField>> tokens(res.fields);
+  append_status_line(out, res.status, res.reason);
+  for (const proto::http::HeadField& f : res.fields) {
     // A body-less response (HEAD) keeps the length the GET would have had.
-    if (name == http::field::content_length && framing == Framing::kNone) {
-      append_field(out, f.name_string(), f.value());
+    if (framing == Framing::kNone && boost::beast::iequals(f.name, "Content-Length")) {
+      append_field(out, f.name, f.value);
       continue;
     }
-    if (is_hop_by_hop(name)) continue;
-    if (tokens.n > 0 && tokens.lists(f.name_string())) continue;
+    if (is_hop_by_hop(f.name)) continue;
+    if (tokens.n > 0 && tokens.lists(f.name)) continue;
     if (drop_request_id && is_request_id(f)) continue;
-    if (drop && drop(f.name_string())) continue;
-    append_field(out, f.name_string(), f.value());
+    if (drop && drop(f.name)) continue;
+    append_field(out, f.name, f.value);
   }
   append_extra(out, extra);
   append_framing(out, framing, length);

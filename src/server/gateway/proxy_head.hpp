@@ -14,6 +14,7 @@
 
 #include "fields_arena.hpp"
 #include "sluice/proto/http/request_target.hpp"
+#include "sluice/proto/http/response_head.hpp"
 
 namespace sluice::server::gateway {
 
@@ -33,8 +34,10 @@ using ExtraFields = std::string_view;
 // The client's address as a Forwarded (RFC 7239) node: `for=192.0.2.7`, `for="[2001:db8::1]"`.
 std::string forwarded_node(std::string_view peer);
 
-// A field each hop states for itself (Connection, Transfer-Encoding, Content-Length, ...).
+// A field each hop states for itself (Connection, Transfer-Encoding, Content-Length, ...); by
+// Beast's code or by name.
 bool is_hop_by_hop(http::field f);
+bool is_hop_by_hop(std::string_view name);
 
 // The request line and fields for upstream: the normalized `target` in origin form, the
 // client's fields less hop-by-hop ones and Expect (the gateway answers 100-continue itself),
@@ -52,7 +55,7 @@ void append_upstream_request_head(std::string& out, const http::request_header<F
 // RateLimit fields), the framing, and Connection as `keep_alive` and the client's version need.
 // `drop_request_id`: `extra` says X-Request-Id, so the upstream's is not relayed beside it.
 // `drop`, when set, names more fields to leave out (a rule's cost_from header).
-void append_relayed_response_head(std::string& out, const http::response_header<Fields>& res,
+void append_relayed_response_head(std::string& out, const proto::http::ResponseHead& res,
                                   ExtraFields extra, Framing framing, std::uint64_t length,
                                   bool keep_alive, unsigned client_version,
                                   bool drop_request_id = false,

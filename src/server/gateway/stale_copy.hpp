@@ -3,14 +3,13 @@
 #pragma once
 
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/field.hpp>
-#include <boost/beast/http/message.hpp>
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
 
 #include "proxy_head.hpp"
+#include "sluice/proto/http/response_head.hpp"
 
 namespace sluice::server::gateway {
 
@@ -20,23 +19,20 @@ class StaleCopy {
   // on a route that answers stale), a 2xx, and nothing in it that is one client's alone or
   // asks not to be stored (Set-Cookie, Cache-Control: no-store or private: nginx's rules).
   // `drop` names fields the client never gets (a rule's cost_from header): not kept either.
-  template <class Fields>
-  void start(const boost::beast::http::response_header<Fields>& res, std::size_t limit,
+  void start(const proto::http::ResponseHead& res, std::size_t limit,
              const std::function<bool(std::string_view)>& drop = {}) {
-    namespace http = boost::beast::http;
     on_ = false;
     headers_.clear();
     body_.clear();
     limit_ = limit;
-    if (limit == 0 || res.result_int() / 100 != 2) return;
-    for (const auto& f : res) {
-      const http::field name = f.name();
-      if (name == http::field::set_cookie) return;
-      if (name == http::field::cache_control && private_or_no_store(f.value())) return;
-      if (dropped(name) || (drop && drop(f.name_string()))) continue;
-      headers_ += f.name_string();
+    if (limit == 0 || res.status / 100 != 2) return;
+    for (const proto::http::HeadField& f : res.fields) {
+      if (boost::beast::iequals(f.name, "Set-Cookie")) return;
+      if (boost::beast::iequals(f.name, "Cache-Control") && private_or_no_store(f.value)) return;
+      if (dropped(f.name) || (drop && drop(f.name))) continue;
+      headers_ += f.name;
       headers_ += ": ";
-      headers_ += f.value();
+      headers_ += f.value;
       headers_ += "\r\n";
     }
     on_ = headers_.size() <= limit_;
@@ -66,8 +62,8 @@ class StaleCopy {
     return false;
   }
   // Each hop's own fields, and Age: the stale answer writes its own.
-  static bool dropped(boost::beast::http::field f) {
-    return is_hop_by_hop(f) || f == boost::beast::http::field::age;
+  static bool dropped(std::string_view name) {
+    return is_hop_by_hop(name) || boost::beast::iequals(name, "Age");
   }
 
   bool on_ = false;

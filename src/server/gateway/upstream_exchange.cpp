@@ -73,7 +73,7 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
   std::uint64_t tried = 0;
   std::shared_ptr<ServerState> server;
   std::unique_ptr<UpstreamConnection> conn;
-  response_.reset();
+  reset_response();
   bool may_reuse = true;
   int failure = 502;
   Attempt attempt;
@@ -107,12 +107,11 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
 
     // Failed before any of the response reached the client.
     const bool timed_out = upstream_timed_out_;
-    const bool stale =
-        conn->reused && !timed_out && request.whole && !(response_ && response_->got_some());
+    const bool stale = conn->reused && !timed_out && request.whole && !response_got_some();
     upstream_watch_.disarm();
     upstream_io_ = nullptr;
     conn.reset();
-    response_.reset();
+    reset_response();
     if (stale) {
       // A pooled connection the server had closed: not the server's fault, try a fresh one.
       may_reuse = false;
@@ -124,8 +123,8 @@ Awaitable<ClientSession::Next> ClientSession::forward(bool keep_alive) {
     note_upstream(failure, worker_.clock().now());
     co_return co_await respond_local(failure, reason_body(failure), extra, keep_alive);
   }
-  co_return co_await relay_response(up, *server, std::move(conn), *response_, attempt.got, extra,
-                                    keep_alive, start);
+  co_return co_await relay_response(up, *server, std::move(conn), attempt.got, extra, keep_alive,
+                                    start);
 }
 
 ClientSession::Next ClientSession::abandon(std::unique_ptr<UpstreamConnection> conn) {
@@ -171,19 +170,13 @@ Awaitable<ClientSession::Attempt> ClientSession::send_request(UpstreamConnection
         co_await write_piece(conn.socket, {}, {body_.get(), n}, chunked, p.is_done() && chunked);
   }
   if (a.upstream) co_return a;
-  ResponseParser* rp = &new_response_parser(request.head_only);
   upstream_watch_.expires_after(ns(timeouts_.upstream));
   // The request is all sent: until its answer begins, a client that leaves closes this
   // connection (the wait is where an overloaded upstream's queue time goes).
   abort_watch_.start();
-  a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
-  // Interim responses (103 Early Hints...) are not relayed; 100 was answered here.
-  while (!a.upstream && rp->get().result_int() / 100 == 1 && rp->get().result_int() != 101) {
-    rp = &new_response_parser(request.head_only);
-    a.upstream = co_await read_head(conn.socket, conn.buffer, *rp);
-  }
+  a.upstream = co_await read_response_head(conn, request.head_only);
   abort_watch_.stop();
-  if (!a.upstream) std::tie(a.upstream, a.got) = co_await read_response_piece(conn, *rp);
+  if (!a.upstream) std::tie(a.upstream, a.got) = co_await read_response_piece(conn);
   co_return a;
 }
 
@@ -205,21 +198,21 @@ Awaitable<error_code> ClientSession::send_held_rest(Socket& socket, bool chunked
 
 Awaitable<ClientSession::Next> ClientSession::relay_response(
     UpstreamState& up, ServerState& server, std::unique_ptr<UpstreamConnection> conn,
-    ResponseParser& rp, std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
+    std::size_t got, ExtraFields extra, bool keep_alive, core::Nanos start) {
   UpstreamPool& pool = worker_.pool();
   const auto& req = parser_->get();
   const bool head_request = req.method() == http::verb::head;
   // Relay the response: head and first piece in one write, then piece by piece.
-  const auto& res = rp.get();
-  const int status = res.result_int();
+  const proto::http::ResponseHead& res = response_head_;
+  const int status = res.status;
   note_upstream(status, worker_.clock().now());
   const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
   Framing framing = Framing::kNone;
   std::uint64_t length = 0;
   if (has_body) {
-    if (const auto cl = rp.content_length()) {
+    if (res.content_length) {
       framing = Framing::kLength;
-      length = *cl;
+      length = *res.content_length;
     } else if (req.version() >= 11) {
       framing = Framing::kChunked;
     } else {
@@ -234,12 +227,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   if (engine::settles(outcome_)) {
     cost_fields = engine::cost_headers(outcome_);
     worker_.loop().settle(
-        outcome_, status,
-        [&res](std::string_view name) -> std::optional<std::string_view> {
-          const auto it = res.find(name);
-          if (it == res.end()) return std::nullopt;
-          return std::string_view(it->value());
-        },
+        outcome_, status, [&res](std::string_view name) { return res.find(name); },
         worker_.clock().now());
     drop = [&cost_fields](std::string_view name) {
       return std::any_of(cost_fields.begin(), cost_fields.end(),
@@ -249,7 +237,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   append_relayed_response_head(head_, res, extra, framing, length, keep_alive, req.version(),
                                /*drop_request_id=*/!request_id_.empty(), drop);
   exchange_.status = status;
-  bool done = rp.is_done();
+  bool done = response_done();
   stale_copy_.start(res, breaker_.keep_limit(), drop);
   stale_copy_.add({body_.get(), got});
   client_watch_.expires_after(ns(timeouts_.idle));
@@ -259,12 +247,12 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   bool upstream_broken = false;
   while (!ec && !done) {
     upstream_watch_.expires_after(ns(timeouts_.upstream));
-    auto [read_ec, n] = co_await read_response_piece(*conn, rp);
+    auto [read_ec, n] = co_await read_response_piece(*conn);
     if (read_ec) {
       upstream_broken = true;
       break;
     }
-    done = rp.is_done();
+    done = response_done();
     stale_copy_.add({body_.get(), n});
     client_watch_.expires_after(ns(timeouts_.idle));
     ec = co_await write_piece(client_, {}, {body_.get(), n}, chunked_down, done && chunked_down);
@@ -285,7 +273,7 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   up.stats->observe(end - start);
   pool.succeeded(server);
   if (ec) co_return Next::kClose;  // the client left; the upstream connection is dropped
-  if (rp.keep_alive() && conn->buffer.size() == 0) {
+  if (res.keep_alive && conn->buffer.size() == 0) {
     conn->reused = false;
     pool.put_idle(server, std::move(conn));
   }
@@ -319,23 +307,6 @@ Awaitable<std::unique_ptr<UpstreamConnection>> ClientSession::connect(ServerStat
   edge::want_queue_length(conn->socket);
   conn->socket.non_blocking(true, ignored);
   co_return conn;
-}
-
-ClientSession::ResponseParser& ClientSession::new_response_parser(bool head_request) {
-  std::optional<ResponseParser>& rp = response_;
-  rp.reset();
-  response_arena_.reset();
-  rp.emplace(std::piecewise_construct, std::make_tuple(),
-             std::make_tuple(ArenaAllocator<char>(response_arena_)));
-  rp->header_limit(kMaxHeaderBytes);
-  rp->body_limit(boost::none);
-  if (head_request) rp->skip(true);
-  return *rp;
-}
-
-Awaitable<std::pair<error_code, std::size_t>> ClientSession::read_response_piece(
-    UpstreamConnection& conn, ResponseParser& parser) {
-  co_return co_await read_body_piece(conn.socket, conn.buffer, parser, body_.get(), kPieceBytes);
 }
 
 Awaitable<error_code> ClientSession::write_piece(Socket& socket, std::string_view head,
