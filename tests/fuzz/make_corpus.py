@@ -219,13 +219,10 @@ def main():
         write("http", name, bytes([control]) + data)
     for name, (control, data) in RESP.items():
         write("resp", name, bytes([control]) + data)
-<<<<<<< HEAD
     for name, (control, data) in REPLY.items():
         write("reply", name, bytes([control]) + data)
-=======
     for name, (control, cut, data) in RESPONSE.items():
         write("response", name, bytes([control, cut]) + data)
->>>>>>> h/resphead
     for name, data in RULES.items():
         write("rules", name, data)
     for name, data in SPECS.items():
