@@ -166,7 +166,7 @@ Progress EngineState::start_inline(const Snapshot& s, const InlineAsk& a, core::
   return Progress::kDone;
 }
 
-void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
+void EngineState::finish(Outcome& out, std::span<backend::redis::Answer> answers) {
   Remote& remote = *remote_of(out);
   const core::Nanos now = remote.now;
   // The local limits' decision goes in last: when there are none it is a placeholder (remaining
@@ -234,7 +234,8 @@ std::uint64_t Engine::version() const { return state_->version(); }
 
 void Engine::decide(const Ask& ask, core::Nanos now, Outcome& out) {
   if (state_->start(state_->snapshot(), ask, now, out) == Progress::kDone) return;
-  state_->finish(out, detail::answer_without_store(*detail::remote_of(out)));
+  auto answers = detail::answer_without_store(*detail::remote_of(out));
+  state_->finish(out, answers);
 }
 
 bool Engine::release_lease(std::string_view token) { return state_->leases().release(token); }

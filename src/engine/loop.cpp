@@ -81,13 +81,33 @@ std::shared_ptr<const config::RuleSet> Loop::shared_rules() {
 Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
   // Untimed but for 1 in kTimeEvery: the gateway's hot path pays an increment and a branch.
   if (timer_ == nullptr || ++untimed_ < kTimeEvery) {
-    return engine_.state().start(snapshot(), ask, now, out);
+    const Progress p = engine_.state().start(snapshot(), ask, now, out);
+    return p == Progress::kDone ? p : answer_now(out);
   }
   untimed_ = 0;
   const core::Nanos start = timer_->now();
   const Progress p = engine_.state().start(snapshot(), ask, now, out);
-  if (p == Progress::kDone) local_times_.observe(timer_->now() - start);
-  return p;
+  if (p == Progress::kDone) {
+    local_times_.observe(timer_->now() - start);
+    return p;
+  }
+  return answer_now(out);
+}
+
+Progress Loop::answer_now(Outcome& out) {
+  // No post, callback or suspension: what the store has at hand concludes the outcome as a
+  // local decision would. Several queries wait for each other (all or none), so go together.
+  detail::Remote& remote = *detail::remote_of(out);
+  if (store_ == nullptr || remote.parts.size() != 1) return Progress::kPending;
+  const core::Nanos start = timer_ != nullptr ? timer_->now() : 0;
+  if (!store_->answer_now(remote.parts.front().query, now_answer_)) return Progress::kPending;
+  engine_.state().finish(out, std::span(&now_answer_, 1));
+  if (timer_ != nullptr) {  // timed as every decision that asks the store
+    const core::Nanos took = timer_->now() - start;
+    call_times_.observe(took);
+    redis_times_.observe(took);
+  }
+  return Progress::kDone;
 }
 
 void Loop::complete(Outcome& out, std::function<void()> done) {
@@ -100,7 +120,8 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
     boost::asio::post(io_, [this, &out, timed, done = std::move(done)] {
-      engine_.state().finish(out, detail::answer_without_store(*detail::remote_of(out)));
+      auto answers = detail::answer_without_store(*detail::remote_of(out));
+      engine_.state().finish(out, answers);
       timed(redis_times_);
       done();
     });
@@ -119,7 +140,7 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
       timed(call_times_);
       g->answers[p] = std::move(a);
       if (--g->left > 0) return;
-      engine_.state().finish(out, std::move(g->answers));
+      engine_.state().finish(out, g->answers);
       hold_leases(out);
       timed(redis_times_);
       g->done();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/backend/redis/query.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
 #include "sluice/engine/ask.hpp"
@@ -29,7 +30,6 @@
 
 namespace sluice::backend::redis {
 class Store;
-struct QueryItem;
 }  // namespace sluice::backend::redis
 
 namespace sluice::engine {
@@ -52,7 +52,9 @@ class Loop {
   Loop& operator=(const Loop&) = delete;
 
   // The entry point. kDone: `out` is complete. kPending: co_await async_complete(out, ...)
-  // (or pass a callback) before reading it; `out` must live until then.
+  // (or pass a callback) before reading it; `out` must live until then. A rule kept in Redis
+  // that the store answers without waiting (a leased permit from a live pool no earlier ask
+  // waits on, a refusal it keeps) is concluded here too: kDone, as a local decision.
   Progress decide(const Ask& ask, core::Nanos now, Outcome& out);
 
   // Completes a pending outcome on this loop: its Redis limits are asked together with the
@@ -133,6 +135,9 @@ class Loop {
  private:
   // The Redis permits a completed outcome holds for its request: renewed until release().
   void hold_leases(Outcome& out);
+  // A pending outcome's one Redis query answered by the store on the spot, concluded here
+  // (kDone); kPending when the store has to ask Redis, or the outcome has several queries.
+  Progress answer_now(Outcome& out);
   void complete(Outcome& out, std::function<void()> done);
   // One settlement of a rule kept in Redis, sent on this loop's store (settle.cpp).
   void settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, std::int64_t delta,
@@ -150,6 +155,7 @@ class Loop {
   std::uint64_t version_ = 0;
   std::unique_ptr<backend::redis::Store> store_;
   metrics::Registry::Registration metrics_;
+  backend::redis::Answer now_answer_;  // answer_now()'s, its buffers reused
 
   // Decision and Redis call times: written by this loop only, read by a scrape.
   static constexpr std::uint32_t kTimeEvery = 64;

@@ -239,8 +239,8 @@ void Store::start(const std::shared_ptr<Job>& job) {
   schedule_flush();
 }
 
-bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now) {
-  const auto& items = job->query.items;
+bool Store::cached_denial(const Query& query, core::Nanos now, core::Decision& out) {
+  const auto& items = query.items;
   if (items.size() != 1 || items[0].max_wait != 0) return false;
   const QueryItem& item = items[0];
   const auto it = denials_.find(key_of(item));
@@ -252,14 +252,50 @@ bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos no
     denials_.erase(it);
     return false;
   }
-  if (item.cost_in(job->query.cost) < d.cost) return false;  // a smaller ask may fit earlier
-  core::Decision answer = d.decision;
+  if (item.cost_in(query.cost) < d.cost) return false;  // a smaller ask may fit earlier
+  out = d.decision;
   const core::Nanos elapsed = now - d.decided;
-  answer.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
-  answer.reset_after = std::max<core::Nanos>(0, d.decision.reset_after - elapsed);
-  job->each[0] = answer;
+  out.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
+  out.reset_after = std::max<core::Nanos>(0, d.decision.reset_after - elapsed);
+  return true;
+}
+
+bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now) {
+  if (!cached_denial(job->query, now, job->each[0])) return false;
   job->source = Source::kDenialCache;
   finish(job);
+  return true;
+}
+
+bool Store::answer_now(const Query& query, Answer& out) {
+  // What start() answers at once, and only that: the same tests in the same order.
+  const auto& items = query.items;
+  if (redis_only(query.kind) || items.size() != 1 || items[0].max_wait != 0 || query.cost <= 0 ||
+      query.cost >= kScriptExact) {
+    return false;
+  }
+  const core::Nanos now = options_.client.clock->now();
+  core::Decision d;
+  if (!denials_.empty() && cached_denial(query, now, d)) {
+    out.source = Source::kDenialCache;
+  } else {
+    if (items[0].limit->options().lease <= 0 || pools_.empty()) return false;
+    const auto it = pools_.find(key_of(items[0]));
+    if (it == pools_.end()) return false;
+    Pool& pool = it->second;
+    // Whoever waits on the pool is served first (decide() queues behind them).
+    if (!pool.waiting.empty() || pool.expires <= now || pool.permits < query.cost) return false;
+    pool.permits -= query.cost;
+    d = leased(pool.permits);
+    out.source = Source::kLease;
+  }
+  local::AllMustPass fold;  // as finish() folds
+  fold.add(d);
+  out.combined = fold.result();
+  out.each.assign(1, d);
+  out.leases.clear();
+  out.seen = false;
+  stats_.by_source[static_cast<int>(out.source)].fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

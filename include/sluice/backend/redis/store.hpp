@@ -50,6 +50,12 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   void decide(Query query, std::function<void(Answer)> done);
+  // The answer to `query` without waiting, when the store has it at hand: a denial it keeps for
+  // the key, or a leased permit from a live pool no earlier ask waits on (one item, no
+  // max-wait). Then `out` is what decide() would have answered (counted alike) and true; false:
+  // nothing changed, decide() it. `out`'s buffers are reused, so a caller that keeps one
+  // allocates nothing per answer.
+  bool answer_now(const Query& query, Answer& out);
   // Settles `delta` more on `item`'s key in Redis (a cost known after the response: a negative
   // delta gives part of a reserve back), in the background: `done(true)` once Redis applied it,
   // `done(false)` when it did not (down, slow, the breaker open): the settlement is lost, and
@@ -113,6 +119,9 @@ class Store {
   void send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core::Nanos max_wait);
   // A denial kept for this ask's key that still holds: answered from it, without Redis.
   bool answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now);
+  // The kept denial for `query`'s one item that still holds at `now`, if any (a stale one is
+  // dropped); `out` is its decision as of now.
+  bool cached_denial(const Query& query, core::Nanos now, core::Decision& out);
   // Keeps a denial Redis answered at `sent` (the script decided after that) for its key.
   void keep_denial(const QueryItem& item, std::int64_t cost, const core::Decision& d,
                    core::Nanos sent);
