@@ -19,6 +19,31 @@ namespace detail {
 
 void RemoteDeleter::operator()(Remote* r) const { delete r; }
 
+void Remote::clear() {
+  kind = AskKind::kHttp;
+  for (RemotePart& p : parts) {
+    p.query.items.clear();
+    p.query.cost = 1;
+    p.query.kind = backend::redis::RequestKind::kDecide;
+    p.applied.clear();
+    p.enforced = true;
+    p.source = backend::redis::Source::kRedis;
+    spare_.push_back(std::move(p));
+  }
+  parts.clear();
+  local = core::Decision{};
+  now = 0;
+  copies.clear();
+  leases.clear();
+  holder.reset();  // as a dropped outcome's: the store releases what it still renews
+  source = backend::redis::Source::kRedis;
+  seen = false;
+  for (backend::redis::Answer& a : answers) a.leases.clear();
+  left = 0;
+  started = 0;
+  done = nullptr;
+}
+
 std::vector<backend::redis::Answer> answer_without_store(const Remote& remote) {
   std::vector<backend::redis::Answer> answers;
   for (const RemotePart& part : remote.parts) {

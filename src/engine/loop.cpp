@@ -112,40 +112,50 @@ Progress Loop::answer_now(Outcome& out) {
 
 void Loop::complete(Outcome& out, std::function<void()> done) {
   detail::Remote& remote = *detail::remote_of(out);
-  const core::Nanos start = timer_ != nullptr ? timer_->now() : 0;
-  const auto timed = [this, start](metrics::LoopHistogram& h) {
-    if (timer_ != nullptr) h.observe(timer_->now() - start);
-  };
+  remote.started = timer_ != nullptr ? timer_->now() : 0;
+  remote.done = std::move(done);
   if (store_ == nullptr) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
-    boost::asio::post(io_, [this, &out, timed, done = std::move(done)] {
-      auto answers = detail::answer_without_store(*detail::remote_of(out));
-      engine_.state().finish(out, answers);
-      timed(redis_times_);
-      done();
+    boost::asio::post(io_, [this, &out] {
+      detail::Remote& r = *detail::remote_of(out);
+      r.answers = detail::answer_without_store(r);
+      conclude(out);
     });
     return;
   }
   // The parts go out in this loop turn together; the outcome is finished with the last answer.
-  struct Gather {
-    std::vector<backend::redis::Answer> answers;
-    std::size_t left;
-    std::function<void()> done;
-  };
-  auto g = std::make_shared<Gather>(Gather{std::vector<backend::redis::Answer>(remote.parts.size()),
-                                           remote.parts.size(), std::move(done)});
+  // The state of it is the outcome's (its Remote, reused), and the callback two pointers,
+  // which std::function holds without allocating.
+  remote.answers.resize(remote.parts.size());
+  remote.left = remote.parts.size();
+  if (remote.parts.size() == 1) {
+    store_->decide(remote.parts.front().query,
+                   [this, &out](backend::redis::Answer a) { part_answered(out, 0, std::move(a)); });
+    return;
+  }
   for (std::size_t p = 0; p < remote.parts.size(); ++p) {
-    store_->decide(remote.parts[p].query, [this, &out, g, p, timed](backend::redis::Answer a) {
-      timed(call_times_);
-      g->answers[p] = std::move(a);
-      if (--g->left > 0) return;
-      engine_.state().finish(out, g->answers);
-      hold_leases(out);
-      timed(redis_times_);
-      g->done();
+    store_->decide(remote.parts[p].query, [this, &out, p](backend::redis::Answer a) {
+      part_answered(out, p, std::move(a));
     });
   }
+}
+
+void Loop::part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer) {
+  detail::Remote& remote = *detail::remote_of(out);
+  if (timer_ != nullptr) call_times_.observe(timer_->now() - remote.started);
+  remote.answers[part] = std::move(answer);
+  if (--remote.left == 0) conclude(out);
+}
+
+void Loop::conclude(Outcome& out) {
+  detail::Remote& remote = *detail::remote_of(out);
+  engine_.state().finish(out, remote.answers);
+  hold_leases(out);
+  if (timer_ != nullptr) redis_times_.observe(timer_->now() - remote.started);
+  // What it resumes may reset the outcome, and its Remote with it.
+  const std::function<void()> done = std::move(remote.done);
+  done();
 }
 
 void Loop::hold_leases(Outcome& out) {
