@@ -53,6 +53,8 @@ struct Store::Denial {
 namespace {
 
 constexpr std::size_t kPoolSweepAt = 1 << 16;
+// Finished jobs kept for reuse: about what a loop has in flight at once.
+constexpr std::size_t kFinishedKept = 1024;
 
 bool is_concurrency(const RemoteLimit& l) { return l.spec().algorithm == "concurrency"; }
 
@@ -152,15 +154,31 @@ void Store::schedule_flush() {
   });
 }
 
+std::shared_ptr<Store::Job> Store::new_job() {
+  // The last finished is the likeliest free: a script call's parts let go of all its jobs at once.
+  if (finished_.empty() || finished_.back().use_count() != 1) return std::make_shared<Job>();
+  std::shared_ptr<Job> job = std::move(finished_.back());
+  finished_.pop_back();
+  job->done = nullptr;
+  job->each.clear();
+  job->parts_left = 0;
+  job->source = Source::kRedis;
+  job->leases.clear();
+  job->seen = false;
+  job->settlement = false;
+  return job;
+}
+
 void Store::decide(Query query, std::function<void(Answer)> done) {
-  auto job = std::make_shared<Job>();
+  auto job = new_job();
   job->query = std::move(query);
   job->done = std::move(done);
   start(job);
 }
 
 void Store::settle(QueryItem item, std::int64_t delta, std::function<void(bool)> done) {
-  auto job = std::make_shared<Job>();
+  auto job = new_job();
+  job->query.items.clear();
   job->query.items.push_back(std::move(item));
   job->query.cost = delta;
   job->query.kind = RequestKind::kSettle;
@@ -230,7 +248,7 @@ void Store::start(const std::shared_ptr<Job>& job) {
   for (auto& [where, indexes] : groups) {
     Part part;
     part.job = job;
-    part.items = std::move(indexes);
+    part.items.assign(indexes.begin(), indexes.end());
     part.cost = job->query.cost;
     part.max_wait = where.second;
     part.slot = where.first;
@@ -579,6 +597,10 @@ void Store::finish(const std::shared_ptr<Job>& job) {
   boost::asio::post(io_, [done = std::move(job->done), answer = std::move(answer)]() mutable {
     done(std::move(answer));
   });
+  if (finished_.size() < kFinishedKept) {
+    job->query.items.clear();  // its limits are not kept alive by a job no one waits on
+    finished_.push_back(job);
+  }
 }
 
 }  // namespace sluice::backend::redis

@@ -14,7 +14,7 @@ namespace sluice::backend::redis {
 struct Store::Job {
   Query query;
   std::function<void(Answer)> done;
-  std::vector<core::Decision> each;
+  absl::InlinedVector<core::Decision, 1> each;
   int parts_left = 0;
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
@@ -26,7 +26,7 @@ struct Store::Job {
 // max-wait), a leasing take for a pool, a release or a renewal.
 struct Store::Part {
   std::shared_ptr<Job> job;  // null for takes, releases and renewals
-  std::vector<int> items;    // indexes into job->query.items
+  absl::InlinedVector<int, 1> items;  // indexes into job->query.items
   RequestKind kind = RequestKind::kDecide;
   std::int64_t cost = 1;
   core::Nanos max_wait = 0;

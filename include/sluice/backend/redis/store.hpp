@@ -113,6 +113,9 @@ class Store {
   struct Denial;
   struct Held;
 
+  // A job for decide() or settle(): one finished before that nothing holds any more (its
+  // buffers' room reused), or a new one.
+  std::shared_ptr<Job> new_job();
   // A job of decide() or settle() on its way: answered here, leased, or into the next flush.
   void start(const std::shared_ptr<Job>& job);
   // The job's one item as one script request of the job's kind.
@@ -170,6 +173,8 @@ class Store {
   const std::string& key_of(const QueryItem& item);
   Breaker breaker_;
   std::vector<Part> pending_;
+  // Jobs finished, for new_job() once the parts of their script call let them go.
+  std::vector<std::shared_ptr<Job>> finished_;
   bool flush_scheduled_ = false;
   std::unordered_map<std::string, Pool> pools_;
   std::unordered_map<std::string, Denial> denials_;  // by state key
