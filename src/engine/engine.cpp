@@ -41,7 +41,6 @@ void Remote::clear() {
   for (backend::redis::Answer& a : answers) a.leases.clear();
   left = 0;
   started = 0;
-  done = nullptr;
 }
 
 std::vector<backend::redis::Answer> answer_without_store(const Remote& remote) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,12 +56,11 @@ struct Remote {
   // A KeyAsk: who answered (kRedis, or none: Redis unavailable) and whether the key was stored.
   backend::redis::Source source = backend::redis::Source::kRedis;
   bool seen = false;
-  // Loop::complete's while the store has it: each part's answer, how many are still out, when
-  // it was handed over, and who waits.
+  // Loop::complete's while the store has it: each part's answer, how many are still out, and
+  // when it was handed over.
   std::vector<backend::redis::Answer> answers;
   std::size_t left = 0;
   core::Nanos started = 0;
-  std::function<void()> done;
 
   // A part, cleared (one a former decision used when there is one).
   RemotePart& add_part() {

@@ -113,39 +113,44 @@ Progress Loop::answer_now(Outcome& out) {
 void Loop::complete(Outcome& out, std::function<void()> done) {
   detail::Remote& remote = *detail::remote_of(out);
   remote.started = timer_ != nullptr ? timer_->now() : 0;
-  remote.done = std::move(done);
   if (store_ == nullptr) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
-    boost::asio::post(io_, [this, &out] {
+    boost::asio::post(io_, [this, &out, done = std::move(done)] {
       detail::Remote& r = *detail::remote_of(out);
       r.answers = detail::answer_without_store(r);
       conclude(out);
+      done();
     });
     return;
   }
   // The parts go out in this loop turn together; the outcome is finished with the last answer.
-  // The state of it is the outcome's (its Remote, reused), and the callback two pointers,
-  // which std::function holds without allocating.
+  // What is gathered is the outcome's (its Remote, reused); `done` stays with the store's
+  // callback, so a store dropped with the decision pending drops what waits on it too.
   remote.answers.resize(remote.parts.size());
   remote.left = remote.parts.size();
   if (remote.parts.size() == 1) {
     store_->decide(remote.parts.front().query,
-                   [this, &out](backend::redis::Answer a) { part_answered(out, 0, std::move(a)); });
+                   [this, &out, done = std::move(done)](backend::redis::Answer a) {
+                     if (part_answered(out, 0, std::move(a))) done();
+                   });
     return;
   }
+  auto shared = std::make_shared<std::function<void()>>(std::move(done));
   for (std::size_t p = 0; p < remote.parts.size(); ++p) {
-    store_->decide(remote.parts[p].query, [this, &out, p](backend::redis::Answer a) {
-      part_answered(out, p, std::move(a));
+    store_->decide(remote.parts[p].query, [this, &out, p, shared](backend::redis::Answer a) {
+      if (part_answered(out, p, std::move(a))) (*shared)();
     });
   }
 }
 
-void Loop::part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer) {
+bool Loop::part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer) {
   detail::Remote& remote = *detail::remote_of(out);
   if (timer_ != nullptr) call_times_.observe(timer_->now() - remote.started);
   remote.answers[part] = std::move(answer);
-  if (--remote.left == 0) conclude(out);
+  if (--remote.left > 0) return false;
+  conclude(out);
+  return true;
 }
 
 void Loop::conclude(Outcome& out) {
@@ -153,9 +158,6 @@ void Loop::conclude(Outcome& out) {
   engine_.state().finish(out, remote.answers);
   hold_leases(out);
   if (timer_ != nullptr) redis_times_.observe(timer_->now() - remote.started);
-  // What it resumes may reset the outcome, and its Remote with it.
-  const std::function<void()> done = std::move(remote.done);
-  done();
 }
 
 void Loop::hold_leases(Outcome& out) {

@@ -139,9 +139,10 @@ class Loop {
   // (kDone); kPending when the store has to ask Redis, or the outcome has several queries.
   Progress answer_now(Outcome& out);
   void complete(Outcome& out, std::function<void()> done);
-  // One of a pending outcome's queries answered; the last concludes it and resumes its caller.
-  void part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer);
-  // Every answer in: the outcome concluded, timed, its caller resumed.
+  // One of a pending outcome's queries answered; true: it was the last, the outcome is
+  // concluded (its caller is to be resumed).
+  bool part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer);
+  // Every answer in: the outcome concluded and timed.
   void conclude(Outcome& out);
   // One settlement of a rule kept in Redis, sent on this loop's store (settle.cpp).
   void settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, std::int64_t delta,

@@ -25,7 +25,7 @@ struct Store::Job {
 // A slice of work for one script request: some of a job's items (all in one slot, one
 // max-wait), a leasing take for a pool, a release or a renewal.
 struct Store::Part {
-  std::shared_ptr<Job> job;  // null for takes, releases and renewals
+  std::shared_ptr<Job> job;           // null for takes, releases and renewals
   absl::InlinedVector<int, 1> items;  // indexes into job->query.items
   RequestKind kind = RequestKind::kDecide;
   std::int64_t cost = 1;
