@@ -110,13 +110,13 @@ Progress Loop::answer_now(Outcome& out) {
   return Progress::kDone;
 }
 
-void Loop::complete(Outcome& out, std::function<void()> done) {
+void Loop::complete(Outcome& out, Resume done) {
   detail::Remote& remote = *detail::remote_of(out);
   remote.started = timer_ != nullptr ? timer_->now() : 0;
   if (store_ == nullptr) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
-    boost::asio::post(io_, [this, &out, done = std::move(done)] {
+    boost::asio::post(io_, [this, &out, done = std::move(done)]() mutable {
       detail::Remote& r = *detail::remote_of(out);
       r.answers = detail::answer_without_store(r);
       conclude(out);
@@ -126,17 +126,18 @@ void Loop::complete(Outcome& out, std::function<void()> done) {
   }
   // The parts go out in this loop turn together; the outcome is finished with the last answer.
   // What is gathered is the outcome's (its Remote, reused); `done` stays with the store's
-  // callback, so a store dropped with the decision pending drops what waits on it too.
+  // callback, held in place (no allocation), so a store dropped with the decision pending
+  // drops what waits on it too.
   remote.answers.resize(remote.parts.size());
   remote.left = remote.parts.size();
   if (remote.parts.size() == 1) {
     store_->decide(remote.parts.front().query,
-                   [this, &out, done = std::move(done)](backend::redis::Answer a) {
+                   [this, &out, done = std::move(done)](backend::redis::Answer a) mutable {
                      if (part_answered(out, 0, std::move(a))) done();
                    });
     return;
   }
-  auto shared = std::make_shared<std::function<void()>>(std::move(done));
+  auto shared = std::make_shared<Resume>(std::move(done));
   for (std::size_t p = 0; p < remote.parts.size(); ++p) {
     store_->decide(remote.parts[p].query, [this, &out, p, shared](backend::redis::Answer a) {
       if (part_answered(out, p, std::move(a))) (*shared)();

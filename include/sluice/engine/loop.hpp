@@ -26,6 +26,7 @@
 #include "sluice/engine/shared_overrides.hpp"
 #include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
+#include "sluice/support/inline_function.hpp"
 #include "sluice/support/shared_handler.hpp"
 
 namespace sluice::backend::redis {
@@ -63,8 +64,7 @@ class Loop {
   template <class Token>
   auto async_complete(Outcome& out, Token&& token) {
     return boost::asio::async_initiate<Token, void()>(
-        [this, &out](auto handler) { complete(out, support::shared_handler(std::move(handler))); },
-        token);
+        [this, &out](auto handler) { complete(out, Resume(std::move(handler))); }, token);
   }
 
   // kAllow with out.queued > 0 (a route's adaptive limit is reached): waits, on a timer of
@@ -138,7 +138,9 @@ class Loop {
   // A pending outcome's one Redis query answered by the store on the spot, concluded here
   // (kDone); kPending when the store has to ask Redis, or the outcome has several queries.
   Progress answer_now(Outcome& out);
-  void complete(Outcome& out, std::function<void()> done);
+  // What a pending outcome resumes: a coroutine's handler is held in place.
+  using Resume = support::InlineFunction<void(), 32>;
+  void complete(Outcome& out, Resume done);
   // One of a pending outcome's queries answered; true: it was the last, the outcome is
   // concluded (its caller is to be resumed).
   bool part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer);

@@ -159,7 +159,7 @@ std::shared_ptr<Store::Job> Store::new_job() {
   if (finished_.empty() || finished_.back().use_count() != 1) return std::make_shared<Job>();
   std::shared_ptr<Job> job = std::move(finished_.back());
   finished_.pop_back();
-  job->done = nullptr;
+  job->done.reset();
   job->each.clear();
   job->parts_left = 0;
   job->source = Source::kRedis;
@@ -169,7 +169,7 @@ std::shared_ptr<Store::Job> Store::new_job() {
   return job;
 }
 
-void Store::decide(Query query, std::function<void(Answer)> done) {
+void Store::decide(Query query, Answered done) {
   auto job = new_job();
   job->query = std::move(query);
   job->done = std::move(done);

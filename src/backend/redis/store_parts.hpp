@@ -13,7 +13,7 @@ namespace sluice::backend::redis {
 
 struct Store::Job {
   Query query;
-  std::function<void(Answer)> done;
+  Answered done;
   absl::InlinedVector<core::Decision, 1> each;
   int parts_left = 0;
   Source source = Source::kRedis;

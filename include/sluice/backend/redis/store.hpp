@@ -19,6 +19,7 @@
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/decision.hpp"
 #include "sluice/metrics/registry.hpp"
+#include "sluice/support/inline_function.hpp"
 
 namespace sluice::backend::redis {
 
@@ -49,7 +50,11 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  void decide(Query query, std::function<void(Answer)> done);
+  // The callback, move-only: held in place up to kAnsweredBytes (Loop's, with the coroutine it
+  // resumes, is), so a decision allocates none for it.
+  static constexpr std::size_t kAnsweredBytes = 64;
+  using Answered = support::InlineFunction<void(Answer), kAnsweredBytes>;
+  void decide(Query query, Answered done);
   // The answer to `query` without waiting, when the store has it at hand: a denial it keeps for
   // the key, or a leased permit from a live pool no earlier ask waits on (one item, no
   // max-wait). Then `out` is what decide() would have answered (counted alike) and true; false:
