@@ -594,13 +594,25 @@ void Store::finish(const std::shared_ptr<Job>& job) {
     stats_.by_source[static_cast<int>(job->source)].fetch_add(1, std::memory_order_relaxed);
   }
   // Never inside decide(): the caller may still be setting up what the callback resumes.
-  boost::asio::post(io_, [done = std::move(job->done), answer = std::move(answer)]() mutable {
-    done(std::move(answer));
-  });
+  deliveries_.push_back(Delivery{std::move(job->done), std::move(answer)});
+  if (!delivery_scheduled_) {
+    delivery_scheduled_ = true;
+    boost::asio::post(io_, [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) deliver();
+    });
+  }
   if (finished_.size() < kFinishedKept) {
     job->query.items.clear();  // its limits are not kept alive by a job no one waits on
     finished_.push_back(job);
   }
+}
+
+void Store::deliver() {
+  delivery_scheduled_ = false;
+  // A callback may decide again: what that answers goes to the next delivery.
+  std::swap(delivering_, deliveries_);
+  for (Delivery& d : delivering_) d.done(std::move(d.answer));
+  delivering_.clear();
 }
 
 }  // namespace sluice::backend::redis

@@ -144,7 +144,10 @@ class Store {
   void decide_leased(const std::shared_ptr<Job>& job);
   void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more = true);
   void fail_part(const Part& part, core::Nanos now);
+  // The job's answer, to its callback at the next delivery (never inside decide()).
   void finish(const std::shared_ptr<Job>& job);
+  // Runs the callbacks of the answers made since the last delivery, in order.
+  void deliver();
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                             Source& source);
   void publish_stats();   // the breaker and the client counters, for the metrics thread
@@ -181,6 +184,14 @@ class Store {
   // Jobs finished, for new_job() once the parts of their script call let them go.
   std::vector<std::shared_ptr<Job>> finished_;
   bool flush_scheduled_ = false;
+  // Answers waiting for their callbacks: one post per loop turn, not one per answer.
+  struct Delivery {
+    Answered done;
+    Answer answer;
+  };
+  std::vector<Delivery> deliveries_;
+  std::vector<Delivery> delivering_;  // deliver()'s, its room reused
+  bool delivery_scheduled_ = false;
   std::unordered_map<std::string, Pool> pools_;
   std::unordered_map<std::string, Denial> denials_;  // by state key
   std::unordered_map<std::string, Held> held_;       // by state key and lease id
