@@ -100,8 +100,9 @@ Progress Loop::answer_now(Outcome& out) {
   detail::Remote& remote = *detail::remote_of(out);
   if (store_ == nullptr || remote.parts.size() != 1) return Progress::kPending;
   const core::Nanos start = timer_ != nullptr ? timer_->now() : 0;
-  if (!store_->answer_now(remote.parts.front().query, now_answer_)) return Progress::kPending;
-  engine_.state().finish(out, std::span(&now_answer_, 1));
+  if (!now_answer_) now_answer_ = std::make_unique<backend::redis::Answer>();
+  if (!store_->answer_now(remote.parts.front().query, *now_answer_)) return Progress::kPending;
+  engine_.state().finish(out, std::span(now_answer_.get(), 1));
   if (timer_ != nullptr) {  // timed as every decision that asks the store
     const core::Nanos took = timer_->now() - start;
     call_times_.observe(took);

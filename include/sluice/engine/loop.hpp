@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/backend/redis/query.hpp"
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
+#include "sluice/core/inline_function.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/block_list.hpp"
 #include "sluice/engine/instances.hpp"
@@ -26,11 +26,12 @@
 #include "sluice/engine/shared_overrides.hpp"
 #include "sluice/metrics/histogram.hpp"
 #include "sluice/metrics/registry.hpp"
-#include "sluice/support/inline_function.hpp"
 #include "sluice/support/shared_handler.hpp"
 
 namespace sluice::backend::redis {
 class Store;
+struct QueryItem;
+struct Answer;
 }  // namespace sluice::backend::redis
 
 namespace sluice::engine {
@@ -139,7 +140,7 @@ class Loop {
   // (kDone); kPending when the store has to ask Redis, or the outcome has several queries.
   Progress answer_now(Outcome& out);
   // What a pending outcome resumes: a coroutine's handler is held in place.
-  using Resume = support::InlineFunction<void(), 32>;
+  using Resume = core::InlineFunction<void(), 32>;
   void complete(Outcome& out, Resume done);
   // One of a pending outcome's queries answered; true: it was the last, the outcome is
   // concluded (its caller is to be resumed).
@@ -162,7 +163,7 @@ class Loop {
   std::uint64_t version_ = 0;
   std::unique_ptr<backend::redis::Store> store_;
   metrics::Registry::Registration metrics_;
-  backend::redis::Answer now_answer_;  // answer_now()'s, its buffers reused
+  std::unique_ptr<backend::redis::Answer> now_answer_;  // answer_now()'s, its room reused
 
   // Decision and Redis call times: written by this loop only, read by a scrape.
   static constexpr std::uint32_t kTimeEvery = 64;

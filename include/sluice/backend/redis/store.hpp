@@ -18,8 +18,8 @@
 #include "sluice/backend/redis/query.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/decision.hpp"
+#include "sluice/core/inline_function.hpp"
 #include "sluice/metrics/registry.hpp"
-#include "sluice/support/inline_function.hpp"
 
 namespace sluice::backend::redis {
 
@@ -53,7 +53,7 @@ class Store {
   // The callback, move-only: held in place up to kAnsweredBytes (Loop's, with the coroutine it
   // resumes, is), so a decision allocates none for it.
   static constexpr std::size_t kAnsweredBytes = 64;
-  using Answered = support::InlineFunction<void(Answer), kAnsweredBytes>;
+  using Answered = core::InlineFunction<void(Answer), kAnsweredBytes>;
   void decide(Query query, Answered done);
   // The answer to `query` without waiting, when the store has it at hand: a denial it keeps for
   // the key, or a leased permit from a live pool no earlier ask waits on (one item, no

@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace sluice::support {
+namespace sluice::core {
 
 template <class Signature, std::size_t Bytes>
 class InlineFunction;
@@ -84,4 +84,4 @@ class InlineFunction<void(Args...), Bytes> {
   const Ops* ops_ = nullptr;
 };
 
-}  // namespace sluice::support
+}  // namespace sluice::core
