@@ -25,7 +25,7 @@ Progress start_one(const CompiledLimit& limit, const config::Rule* rule, RuleCou
     tag.append(key);
   }
   if (limit.in_redis()) {
-    std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+    std::unique_ptr<Remote, RemoteDeleter> remote = take_remote(out);
     remote->kind = kind;
     remote->local = out.applied.back().decision;
     remote->now = now;

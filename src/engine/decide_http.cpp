@@ -211,7 +211,7 @@ Progress start_http(const RequestView& r, core::Nanos now, Outcome& out) {
     }
     if (!out.total.allowed) continue;  // never asked: a local rule already refused
     if (!remote) {
-      remote.reset(new Remote);
+      remote = take_remote(out);
       remote->kind = AskKind::kHttp;
       remote->local = out.total;
       remote->now = now;

@@ -45,7 +45,7 @@ void block_key(const CompiledLimit& limit, const table::KeyHash& h, KeyOp op, co
 Progress ask_redis(const CompiledLimit& limit, std::string_view key,
                    backend::redis::RequestKind kind, std::int64_t cost, core::Nanos now,
                    Outcome& out) {
-  std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+  std::unique_ptr<Remote, RemoteDeleter> remote = take_remote(out);
   remote->kind = AskKind::kKey;
   remote->local = out.applied.back().decision;
   remote->now = now;

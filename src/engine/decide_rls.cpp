@@ -102,10 +102,10 @@ void decide_local_enforced(std::span<const std::size_t> order, std::span<const t
 // The descriptors' limits kept in Redis as one ask in out.remote: part 0 the enforced ones
 // (all or none), then one part per shadow-mode one. False when none of them counts anything.
 bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outcome& out) {
-  std::unique_ptr<Remote, RemoteDeleter> remote(new Remote);
+  std::unique_ptr<Remote, RemoteDeleter> remote = take_remote(out);
   remote->kind = AskKind::kRls;
   remote->now = now;
-  remote->parts.emplace_back();  // part 0: the enforced descriptors, all or none
+  remote->add_part();  // part 0: the enforced descriptors, all or none
   remote->parts.front().query.cost = cost;
   // The enforced (limit, key) pairs asked so far, to the `applied` index that asks each.
   std::unordered_map<std::pair<const CompiledLimit*, std::string>, std::size_t, LimitKeyHash> asked;
@@ -123,8 +123,7 @@ bool start_rls_remote(const RlsAsk& a, std::int64_t cost, core::Nanos now, Outco
         continue;
       }
     } else {
-      remote->parts.emplace_back();
-      part = &remote->parts.back();
+      part = &remote->add_part();
       part->enforced = false;
       part->query.cost = cost;
     }

@@ -19,6 +19,30 @@ namespace detail {
 
 void RemoteDeleter::operator()(Remote* r) const { delete r; }
 
+void Remote::clear() {
+  kind = AskKind::kHttp;
+  for (RemotePart& p : parts) {
+    p.query.items.clear();
+    p.query.cost = 1;
+    p.query.kind = backend::redis::RequestKind::kDecide;
+    p.applied.clear();
+    p.enforced = true;
+    p.source = backend::redis::Source::kRedis;
+    spare_.push_back(std::move(p));
+  }
+  parts.clear();
+  local = core::Decision{};
+  now = 0;
+  copies.clear();
+  leases.clear();
+  holder.reset();  // as a dropped outcome's: the store releases what it still renews
+  source = backend::redis::Source::kRedis;
+  seen = false;
+  for (backend::redis::Answer& a : answers) a.leases.clear();
+  left = 0;
+  started = 0;
+}
+
 std::vector<backend::redis::Answer> answer_without_store(const Remote& remote) {
   std::vector<backend::redis::Answer> answers;
   for (const RemotePart& part : remote.parts) {
@@ -166,7 +190,7 @@ Progress EngineState::start_inline(const Snapshot& s, const InlineAsk& a, core::
   return Progress::kDone;
 }
 
-void EngineState::finish(Outcome& out, std::vector<backend::redis::Answer> answers) {
+void EngineState::finish(Outcome& out, std::span<backend::redis::Answer> answers) {
   Remote& remote = *remote_of(out);
   const core::Nanos now = remote.now;
   // The local limits' decision goes in last: when there are none it is a placeholder (remaining
@@ -234,7 +258,8 @@ std::uint64_t Engine::version() const { return state_->version(); }
 
 void Engine::decide(const Ask& ask, core::Nanos now, Outcome& out) {
   if (state_->start(state_->snapshot(), ask, now, out) == Progress::kDone) return;
-  state_->finish(out, detail::answer_without_store(*detail::remote_of(out)));
+  auto answers = detail::answer_without_store(*detail::remote_of(out));
+  state_->finish(out, answers);
 }
 
 bool Engine::release_lease(std::string_view token) { return state_->leases().release(token); }

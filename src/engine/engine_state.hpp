@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -37,8 +38,8 @@ class EngineState {
   // in Redis are still to be asked; finish() completes `out` with the answer.
   Progress start(std::shared_ptr<const Snapshot> snap, const Ask& ask, core::Nanos now,
                  Outcome& out);
-  // `answers`: one per query the outcome asked (Loop does this).
-  void finish(Outcome& out, std::vector<backend::redis::Answer> answers);
+  // `answers`: one per query the outcome asked (Loop does this); their leases are taken.
+  void finish(Outcome& out, std::span<backend::redis::Answer> answers);
 
   LeaseBook& leases() { return leases_; }
   const RuleCounters& throttle_counters() const { return throttle_counters_; }

@@ -38,7 +38,9 @@ struct RemotePart {
   backend::redis::Source source = backend::redis::Source::kRedis;
 };
 
-// The part of an outcome kept in Redis.
+// The part of an outcome kept in Redis. An outcome keeps the one it used for its next
+// decision (OutcomeAccess::spare_remote, take_remote): its vectors' room is reused, so a
+// connection's decisions kept in Redis allocate none of it after the first.
 struct Remote {
   AskKind kind = AskKind::kHttp;
   std::vector<RemotePart> parts;  // sent together by the loop's store
@@ -54,12 +56,26 @@ struct Remote {
   // A KeyAsk: who answered (kRedis, or none: Redis unavailable) and whether the key was stored.
   backend::redis::Source source = backend::redis::Source::kRedis;
   bool seen = false;
+  // Loop::complete's while the store has it: each part's answer, how many are still out, and
+  // when it was handed over.
+  std::vector<backend::redis::Answer> answers;
+  std::size_t left = 0;
+  core::Nanos started = 0;
 
-  // One part, for the asks whose Redis limits are decided together.
-  RemotePart& one() {
-    if (parts.empty()) parts.emplace_back();
-    return parts.front();
+  // A part, cleared (one a former decision used when there is one).
+  RemotePart& add_part() {
+    if (spare_.empty()) return parts.emplace_back();
+    parts.push_back(std::move(spare_.back()));
+    spare_.pop_back();
+    return parts.back();
   }
+  // One part, for the asks whose Redis limits are decided together.
+  RemotePart& one() { return parts.empty() ? add_part() : parts.front(); }
+  // Back to as made, keeping the room of its vectors (and of its parts').
+  void clear();
+
+ private:
+  std::vector<RemotePart> spare_;  // parts cleared, for add_part()
 };
 
 // The engine's way into an outcome's private parts.
@@ -68,6 +84,9 @@ struct OutcomeAccess {
   static const CompiledRoute*& route(Outcome& o) { return o.route_; }
   static CanonicalAddress& client(Outcome& o) { return o.client_; }
   static std::unique_ptr<Remote, RemoteDeleter>& remote(Outcome& o) { return o.remote_; }
+  static std::unique_ptr<Remote, RemoteDeleter>& spare_remote(Outcome& o) {
+    return o.spare_remote_;
+  }
   static AdaptiveHold& adaptive(Outcome& o) { return o.adaptive_; }
   static local::Leases& leases(Outcome& o) {
     return *std::launder(reinterpret_cast<local::Leases*>(o.permits_.storage_));
@@ -102,6 +121,11 @@ inline const Snapshot& snapshot_of(Outcome& o) { return *OutcomeAccess::snapshot
 inline local::Leases& leases_of(Outcome& o) { return OutcomeAccess::leases(o); }
 inline std::unique_ptr<Remote, RemoteDeleter>& remote_of(Outcome& o) {
   return OutcomeAccess::remote(o);
+}
+// An empty Remote for `o`'s decision: the one `o` used before, or a new one.
+inline std::unique_ptr<Remote, RemoteDeleter> take_remote(Outcome& o) {
+  auto& spare = OutcomeAccess::spare_remote(o);
+  return spare ? std::move(spare) : std::unique_ptr<Remote, RemoteDeleter>(new Remote);
 }
 inline const CompiledLimit& compiled_of(const Applied& a) { return *OutcomeAccess::compiled(a); }
 inline RuleCounters* counters_of(const Applied& a) { return OutcomeAccess::counters(a); }

@@ -81,50 +81,85 @@ std::shared_ptr<const config::RuleSet> Loop::shared_rules() {
 Progress Loop::decide(const Ask& ask, core::Nanos now, Outcome& out) {
   // Untimed but for 1 in kTimeEvery: the gateway's hot path pays an increment and a branch.
   if (timer_ == nullptr || ++untimed_ < kTimeEvery) {
-    return engine_.state().start(snapshot(), ask, now, out);
+    const Progress p = engine_.state().start(snapshot(), ask, now, out);
+    return p == Progress::kDone ? p : answer_now(out);
   }
   untimed_ = 0;
   const core::Nanos start = timer_->now();
   const Progress p = engine_.state().start(snapshot(), ask, now, out);
-  if (p == Progress::kDone) local_times_.observe(timer_->now() - start);
-  return p;
+  if (p == Progress::kDone) {
+    local_times_.observe(timer_->now() - start);
+    return p;
+  }
+  return answer_now(out);
 }
 
-void Loop::complete(Outcome& out, std::function<void()> done) {
+Progress Loop::answer_now(Outcome& out) {
+  // No post, callback or suspension: what the store has at hand concludes the outcome as a
+  // local decision would. Several queries wait for each other (all or none), so go together.
   detail::Remote& remote = *detail::remote_of(out);
+  if (store_ == nullptr || remote.parts.size() != 1) return Progress::kPending;
   const core::Nanos start = timer_ != nullptr ? timer_->now() : 0;
-  const auto timed = [this, start](metrics::LoopHistogram& h) {
-    if (timer_ != nullptr) h.observe(timer_->now() - start);
-  };
+  if (!now_answer_) now_answer_ = std::make_unique<backend::redis::Answer>();
+  if (!store_->answer_now(remote.parts.front().query, *now_answer_)) return Progress::kPending;
+  engine_.state().finish(out, std::span(now_answer_.get(), 1));
+  if (timer_ != nullptr) {  // timed as every decision that asks the store
+    const core::Nanos took = timer_->now() - start;
+    call_times_.observe(took);
+    redis_times_.observe(took);
+  }
+  return Progress::kDone;
+}
+
+void Loop::complete(Outcome& out, Resume done) {
+  detail::Remote& remote = *detail::remote_of(out);
+  remote.started = timer_ != nullptr ? timer_->now() : 0;
   if (store_ == nullptr) {
     // No store on this loop (no redis url: a rule cannot be kept there): its failure policy.
     // Never inside the initiating call: completions run from the loop, as Asio expects.
-    boost::asio::post(io_, [this, &out, timed, done = std::move(done)] {
-      engine_.state().finish(out, detail::answer_without_store(*detail::remote_of(out)));
-      timed(redis_times_);
+    boost::asio::post(io_, [this, &out, done = std::move(done)]() mutable {
+      detail::Remote& r = *detail::remote_of(out);
+      r.answers = detail::answer_without_store(r);
+      conclude(out);
       done();
     });
     return;
   }
   // The parts go out in this loop turn together; the outcome is finished with the last answer.
-  struct Gather {
-    std::vector<backend::redis::Answer> answers;
-    std::size_t left;
-    std::function<void()> done;
-  };
-  auto g = std::make_shared<Gather>(Gather{std::vector<backend::redis::Answer>(remote.parts.size()),
-                                           remote.parts.size(), std::move(done)});
+  // What is gathered is the outcome's (its Remote, reused); `done` stays with the store's
+  // callback, held in place (no allocation), so a store dropped with the decision pending
+  // drops what waits on it too.
+  remote.answers.resize(remote.parts.size());
+  remote.left = remote.parts.size();
+  if (remote.parts.size() == 1) {
+    store_->decide(remote.parts.front().query,
+                   [this, &out, done = std::move(done)](backend::redis::Answer a) mutable {
+                     if (part_answered(out, 0, std::move(a))) done();
+                   });
+    return;
+  }
+  auto shared = std::make_shared<Resume>(std::move(done));
   for (std::size_t p = 0; p < remote.parts.size(); ++p) {
-    store_->decide(remote.parts[p].query, [this, &out, g, p, timed](backend::redis::Answer a) {
-      timed(call_times_);
-      g->answers[p] = std::move(a);
-      if (--g->left > 0) return;
-      engine_.state().finish(out, std::move(g->answers));
-      hold_leases(out);
-      timed(redis_times_);
-      g->done();
+    store_->decide(remote.parts[p].query, [this, &out, p, shared](backend::redis::Answer a) {
+      if (part_answered(out, p, std::move(a))) (*shared)();
     });
   }
+}
+
+bool Loop::part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer) {
+  detail::Remote& remote = *detail::remote_of(out);
+  if (timer_ != nullptr) call_times_.observe(timer_->now() - remote.started);
+  remote.answers[part] = std::move(answer);
+  if (--remote.left > 0) return false;
+  conclude(out);
+  return true;
+}
+
+void Loop::conclude(Outcome& out) {
+  detail::Remote& remote = *detail::remote_of(out);
+  engine_.state().finish(out, remote.answers);
+  hold_leases(out);
+  if (timer_ != nullptr) redis_times_.observe(timer_->now() - remote.started);
 }
 
 void Loop::hold_leases(Outcome& out) {

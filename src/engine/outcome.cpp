@@ -91,7 +91,10 @@ void Outcome::reset() {
   route_ = nullptr;
   asked_at_ = 0;
   permits_.clear();
-  remote_.reset();
+  if (remote_) {  // kept, cleared, for the next decision (detail::take_remote)
+    remote_->clear();
+    spare_remote_ = std::move(remote_);
+  }
   settle_.clear();
   client_ = CanonicalAddress();
   snapshot_.reset();

@@ -17,6 +17,7 @@
 
 #include "sluice/config/rule_set.hpp"
 #include "sluice/core/clock.hpp"
+#include "sluice/core/inline_function.hpp"
 #include "sluice/engine/ask.hpp"
 #include "sluice/engine/block_list.hpp"
 #include "sluice/engine/instances.hpp"
@@ -30,6 +31,7 @@
 namespace sluice::backend::redis {
 class Store;
 struct QueryItem;
+struct Answer;
 }  // namespace sluice::backend::redis
 
 namespace sluice::engine {
@@ -52,7 +54,9 @@ class Loop {
   Loop& operator=(const Loop&) = delete;
 
   // The entry point. kDone: `out` is complete. kPending: co_await async_complete(out, ...)
-  // (or pass a callback) before reading it; `out` must live until then.
+  // (or pass a callback) before reading it; `out` must live until then. A rule kept in Redis
+  // that the store answers without waiting (a leased permit from a live pool no earlier ask
+  // waits on, a refusal it keeps) is concluded here too: kDone, as a local decision.
   Progress decide(const Ask& ask, core::Nanos now, Outcome& out);
 
   // Completes a pending outcome on this loop: its Redis limits are asked together with the
@@ -61,8 +65,7 @@ class Loop {
   template <class Token>
   auto async_complete(Outcome& out, Token&& token) {
     return boost::asio::async_initiate<Token, void()>(
-        [this, &out](auto handler) { complete(out, support::shared_handler(std::move(handler))); },
-        token);
+        [this, &out](auto handler) { complete(out, Resume(std::move(handler))); }, token);
   }
 
   // kAllow with out.queued > 0 (a route's adaptive limit is reached): waits, on a timer of
@@ -133,7 +136,17 @@ class Loop {
  private:
   // The Redis permits a completed outcome holds for its request: renewed until release().
   void hold_leases(Outcome& out);
-  void complete(Outcome& out, std::function<void()> done);
+  // A pending outcome's one Redis query answered by the store on the spot, concluded here
+  // (kDone); kPending when the store has to ask Redis, or the outcome has several queries.
+  Progress answer_now(Outcome& out);
+  // What a pending outcome resumes: a coroutine's handler is held in place.
+  using Resume = core::InlineFunction<void(), 32>;
+  void complete(Outcome& out, Resume done);
+  // One of a pending outcome's queries answered; true: it was the last, the outcome is
+  // concluded (its caller is to be resumed).
+  bool part_answered(Outcome& out, std::size_t part, backend::redis::Answer answer);
+  // Every answer in: the outcome concluded and timed.
+  void conclude(Outcome& out);
   // One settlement of a rule kept in Redis, sent on this loop's store (settle.cpp).
   void settle_in_redis(Outcome& out, const backend::redis::QueryItem& item, std::int64_t delta,
                        RuleCounters* counters);
@@ -150,6 +163,7 @@ class Loop {
   std::uint64_t version_ = 0;
   std::unique_ptr<backend::redis::Store> store_;
   metrics::Registry::Registration metrics_;
+  std::unique_ptr<backend::redis::Answer> now_answer_;  // answer_now()'s, its room reused
 
   // Decision and Redis call times: written by this loop only, read by a scrape.
   static constexpr std::uint32_t kTimeEvery = 64;

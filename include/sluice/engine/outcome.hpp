@@ -228,6 +228,7 @@ class Outcome {
   HeldPermits permits_;       // concurrency permits held until the response is done
   CanonicalAddress client_;
   std::unique_ptr<detail::Remote, detail::RemoteDeleter> remote_;
+  std::unique_ptr<detail::Remote, detail::RemoteDeleter> spare_remote_;  // remote_, cleared
   detail::AdaptiveHold adaptive_;                      // given back by Loop::release or reset()
   absl::InlinedVector<detail::Settlement, 1> settle_;  // engine/settle.hpp; cleared once settled
 };

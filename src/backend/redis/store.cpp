@@ -53,6 +53,8 @@ struct Store::Denial {
 namespace {
 
 constexpr std::size_t kPoolSweepAt = 1 << 16;
+// Finished jobs kept for reuse: about what a loop has in flight at once.
+constexpr std::size_t kFinishedKept = 1024;
 
 bool is_concurrency(const RemoteLimit& l) { return l.spec().algorithm == "concurrency"; }
 
@@ -152,15 +154,31 @@ void Store::schedule_flush() {
   });
 }
 
-void Store::decide(Query query, std::function<void(Answer)> done) {
-  auto job = std::make_shared<Job>();
+std::shared_ptr<Store::Job> Store::new_job() {
+  // The last finished is the likeliest free: a script call's parts let go of all its jobs at once.
+  if (finished_.empty() || finished_.back().use_count() != 1) return std::make_shared<Job>();
+  std::shared_ptr<Job> job = std::move(finished_.back());
+  finished_.pop_back();
+  job->done.reset();
+  job->each.clear();
+  job->parts_left = 0;
+  job->source = Source::kRedis;
+  job->leases.clear();
+  job->seen = false;
+  job->settlement = false;
+  return job;
+}
+
+void Store::decide(Query query, Answered done) {
+  auto job = new_job();
   job->query = std::move(query);
   job->done = std::move(done);
   start(job);
 }
 
 void Store::settle(QueryItem item, std::int64_t delta, std::function<void(bool)> done) {
-  auto job = std::make_shared<Job>();
+  auto job = new_job();
+  job->query.items.clear();
   job->query.items.push_back(std::move(item));
   job->query.cost = delta;
   job->query.kind = RequestKind::kSettle;
@@ -230,7 +248,7 @@ void Store::start(const std::shared_ptr<Job>& job) {
   for (auto& [where, indexes] : groups) {
     Part part;
     part.job = job;
-    part.items = std::move(indexes);
+    part.items.assign(indexes.begin(), indexes.end());
     part.cost = job->query.cost;
     part.max_wait = where.second;
     part.slot = where.first;
@@ -239,8 +257,8 @@ void Store::start(const std::shared_ptr<Job>& job) {
   schedule_flush();
 }
 
-bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now) {
-  const auto& items = job->query.items;
+bool Store::cached_denial(const Query& query, core::Nanos now, core::Decision& out) {
+  const auto& items = query.items;
   if (items.size() != 1 || items[0].max_wait != 0) return false;
   const QueryItem& item = items[0];
   const auto it = denials_.find(key_of(item));
@@ -252,14 +270,50 @@ bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos no
     denials_.erase(it);
     return false;
   }
-  if (item.cost_in(job->query.cost) < d.cost) return false;  // a smaller ask may fit earlier
-  core::Decision answer = d.decision;
+  if (item.cost_in(query.cost) < d.cost) return false;  // a smaller ask may fit earlier
+  out = d.decision;
   const core::Nanos elapsed = now - d.decided;
-  answer.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
-  answer.reset_after = std::max<core::Nanos>(0, d.decision.reset_after - elapsed);
-  job->each[0] = answer;
+  out.retry_after = std::max<core::Nanos>(1, d.decision.retry_after - elapsed);
+  out.reset_after = std::max<core::Nanos>(0, d.decision.reset_after - elapsed);
+  return true;
+}
+
+bool Store::answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now) {
+  if (!cached_denial(job->query, now, job->each[0])) return false;
   job->source = Source::kDenialCache;
   finish(job);
+  return true;
+}
+
+bool Store::answer_now(const Query& query, Answer& out) {
+  // What start() answers at once, and only that: the same tests in the same order.
+  const auto& items = query.items;
+  if (redis_only(query.kind) || items.size() != 1 || items[0].max_wait != 0 || query.cost <= 0 ||
+      query.cost >= kScriptExact) {
+    return false;
+  }
+  const core::Nanos now = options_.client.clock->now();
+  core::Decision d;
+  if (!denials_.empty() && cached_denial(query, now, d)) {
+    out.source = Source::kDenialCache;
+  } else {
+    if (items[0].limit->options().lease <= 0 || pools_.empty()) return false;
+    const auto it = pools_.find(key_of(items[0]));
+    if (it == pools_.end()) return false;
+    Pool& pool = it->second;
+    // Whoever waits on the pool is served first (decide() queues behind them).
+    if (!pool.waiting.empty() || pool.expires <= now || pool.permits < query.cost) return false;
+    pool.permits -= query.cost;
+    d = leased(pool.permits);
+    out.source = Source::kLease;
+  }
+  local::AllMustPass fold;  // as finish() folds
+  fold.add(d);
+  out.combined = fold.result();
+  out.each.assign(1, d);
+  out.leases.clear();
+  out.seen = false;
+  stats_.by_source[static_cast<int>(out.source)].fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -540,9 +594,25 @@ void Store::finish(const std::shared_ptr<Job>& job) {
     stats_.by_source[static_cast<int>(job->source)].fetch_add(1, std::memory_order_relaxed);
   }
   // Never inside decide(): the caller may still be setting up what the callback resumes.
-  boost::asio::post(io_, [done = std::move(job->done), answer = std::move(answer)]() mutable {
-    done(std::move(answer));
-  });
+  deliveries_.push_back(Delivery{std::move(job->done), std::move(answer)});
+  if (!delivery_scheduled_) {
+    delivery_scheduled_ = true;
+    boost::asio::post(io_, [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) deliver();
+    });
+  }
+  if (finished_.size() < kFinishedKept) {
+    job->query.items.clear();  // its limits are not kept alive by a job no one waits on
+    finished_.push_back(job);
+  }
+}
+
+void Store::deliver() {
+  delivery_scheduled_ = false;
+  // A callback may decide again: what that answers goes to the next delivery.
+  std::swap(delivering_, deliveries_);
+  for (Delivery& d : delivering_) d.done(std::move(d.answer));
+  delivering_.clear();
 }
 
 }  // namespace sluice::backend::redis

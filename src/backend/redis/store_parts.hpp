@@ -13,8 +13,8 @@ namespace sluice::backend::redis {
 
 struct Store::Job {
   Query query;
-  std::function<void(Answer)> done;
-  std::vector<core::Decision> each;
+  Answered done;
+  absl::InlinedVector<core::Decision, 1> each;
   int parts_left = 0;
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
@@ -25,8 +25,8 @@ struct Store::Job {
 // A slice of work for one script request: some of a job's items (all in one slot, one
 // max-wait), a leasing take for a pool, a release or a renewal.
 struct Store::Part {
-  std::shared_ptr<Job> job;  // null for takes, releases and renewals
-  std::vector<int> items;    // indexes into job->query.items
+  std::shared_ptr<Job> job;           // null for takes, releases and renewals
+  absl::InlinedVector<int, 1> items;  // indexes into job->query.items
   RequestKind kind = RequestKind::kDecide;
   std::int64_t cost = 1;
   core::Nanos max_wait = 0;

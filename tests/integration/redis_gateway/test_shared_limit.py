@@ -151,3 +151,55 @@ def test_leased_denial_costs_one_round_trip(redis_server, gateways):
     print(f"\n{codes.count(200)} admitted, {codes.count(429)} denied, {takes:.0f} takes")
     assert codes.count(200) in (10, 11)  # the burst, and maybe one token refilled meanwhile
     assert takes <= 2 + codes.count(429) + 1
+
+
+TWO_INSTANCES = """\
+listen: 127.0.0.1:{gateway}
+admin: 127.0.0.1:{admin}
+workers: 1
+write_back: false
+redis:
+  url: {redis}
+routes:
+  - name: quota
+    match: {{path_prefix: /}}
+    respond: {{status: 200}}
+    rules: [quota]
+rules:
+  quota:
+    limit: token-bucket:rate=1/h,burst=40
+    key: const:global
+    storage: redis
+    on_failure: fail-closed
+    lease: 10
+    lease_ttl: 10s
+"""
+
+
+def script_calls(rs):
+    stats = rs.client().info("commandstats")
+    return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval"))
+
+
+def test_leased_permits_are_spent_here_and_refused_exactly_at_the_limit(redis_server, gateways):
+    """Two instances, one request at a time to each in turn: each takes 10 permits a call and
+    spends them without asking Redis again, so 40 admissions cost 4 script calls, not 40; both
+    refuse the 41st, the limit shared exactly (nothing is left in a pool to over-admit)."""
+    rs = redis_server()
+    pair = gateways(TWO_INSTANCES, rs.url, n=2)
+    sessions = [requests.Session() for _ in pair]
+
+    def round_robin(n):
+        return [s.get(g.url + "/", timeout=5) for _ in range(n) for s, g in zip(sessions, pair)]
+
+    assert [r.status_code for r in round_robin(1)] == [200, 200]  # each loads the script, takes 10
+    before = script_calls(rs)
+    assert [r.status_code for r in round_robin(19)] == [200] * 38
+    # 9 left in each pool, then one more take of 10 each: 2 calls for 38 admissions.
+    assert script_calls(rs) - before == 2
+    assert sum(g.metric("sluice_redis_answers_total", source="lease") for g in pair) == 40
+    refused = round_robin(3)
+    assert [r.status_code for r in refused] == [429] * 6
+    assert all(int(r.headers["Retry-After"]) > 0 for r in refused)
+    for s in sessions:
+        s.close()

@@ -1,17 +1,26 @@
 // The engine's entry point allocates nothing on the heap for a request whose rules are all
-// local, admitted or refused: every operator new of this test binary is counted (a counting
+// local, admitted or refused, nor for one whose Redis rule has a leased permit at hand: every operator new of this test binary is counted (a counting
 // allocator replacing the global one), and the count across many decisions must be 0.
 // g++ 12 pairs the replaced operator delete with inlined `new` expressions elsewhere and
 // warns of a mismatch that is not one: both sides here are malloc/free.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/limit_fields.hpp"
@@ -147,6 +156,116 @@ TEST(ZeroAllocation, TheDecisionServiceAndClThrottleDecideWithoutTheHeap) {
   });
   EXPECT_EQ(n, 0u);
   EXPECT_GT(denied, 0u);
+}
+
+// A redis-server on a free 127.0.0.1 port for one test, killed at its end.
+class RedisServer {
+ public:
+  RedisServer() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::close(fd);
+    std::string port = std::to_string(port_);
+    std::vector<std::string> args{"redis-server", "--port", port,           "--bind", "127.0.0.1",
+                                  "--save",       "",       "--appendonly", "no"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t quiet;  // its log lines are not the test's
+    ::posix_spawn_file_actions_init(&quiet);
+    ::posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+    if (::posix_spawn(&pid_, "/usr/bin/redis-server", &quiet, nullptr, argv.data(), environ) != 0) {
+      pid_ = 0;
+    }
+    ::posix_spawn_file_actions_destroy(&quiet);
+    for (int i = 0; i < 500 && !answers(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ~RedisServer() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+  int port() const { return port_; }
+  bool answers() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    return ok;
+  }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = 0;
+};
+
+TEST(ZeroAllocation, ALeasedPermitAtHandIsAnsweredInDecideWithoutTheHeap) {
+  // The pool holds permits (one take of 1000 made): each request is answered from it within
+  // decide(), kDone, no Redis call, no callback, nothing allocated.
+  RedisServer redis;
+  ASSERT_TRUE(redis.answers());
+  Engine engine(load("listen: 127.0.0.1:8080\nredis:\n  url: redis://127.0.0.1:" +
+                     std::to_string(redis.port()) + R"(
+routes:
+  - name: leased
+    match: {path_prefix: /}
+    respond: {status: 200}
+    rules: [leased]
+rules:
+  leased:
+    limit: "token-bucket:rate=1000/s,burst=1000"
+    key: client_ip
+    storage: redis
+    lease: 1000
+    lease_ttl: 1h
+)"),
+                0);
+  boost::asio::io_context io;
+  Loop loop(engine, io);
+  Request r;
+  Outcome out;
+  ASSERT_EQ(loop.decide(r.view(), 0, out), Progress::kPending);  // the first take
+  bool done = false;
+  loop.async_complete(out, [&done] { done = true; });
+  for (int i = 0; i < 500 && !done; ++i) io.run_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(done);
+  ASSERT_EQ(out.verdict, Verdict::kAllow);
+  out.reset();
+  ASSERT_EQ(loop.decide(r.view(), 0, out), Progress::kDone);  // sizes what the outcome keeps
+  out.reset();
+  std::size_t allowed = 0;
+  const std::size_t n = allocations_of([&] {
+    for (int i = 0; i < 300; ++i) {
+      if (loop.decide(r.view(), 0, out) != Progress::kDone) std::abort();
+      allowed += out.verdict == Verdict::kAllow;
+      out.reset();
+    }
+  });
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(allowed, 300u);
+  // The 999 the take gave are spent: the next asks Redis again.
+  for (int i = 0; i < 698; ++i) {
+    ASSERT_EQ(loop.decide(r.view(), 0, out), Progress::kDone);
+    out.reset();
+  }
+  EXPECT_EQ(loop.decide(r.view(), 0, out), Progress::kPending);
+  done = false;
+  loop.async_complete(out, [&done] { done = true; });
+  for (int i = 0; i < 500 && !done; ++i) io.run_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(done);
 }
 
 TEST(ZeroAllocation, TheCountingAllocatorSeesAnAllocation) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/backend/redis/script_codec.hpp"
 #include "sluice/core/decision.hpp"
@@ -32,7 +33,8 @@ struct QueryItem {
 // Source::kFailClosed with an overflowed decision: the caller reports Redis unavailable).
 // kSettle: the same, with `cost` the signed amount settled (a failure: the settlement is lost).
 struct Query {
-  std::vector<QueryItem> items;
+  // Mostly one (a route's one rule kept in Redis): held in place, copied without allocating.
+  absl::InlinedVector<QueryItem, 1> items;
   std::int64_t cost = 1;
   RequestKind kind = RequestKind::kDecide;
 };
@@ -52,7 +54,7 @@ struct RemoteLease {
 
 struct Answer {
   core::Decision combined;
-  std::vector<core::Decision> each;  // per query item
+  absl::InlinedVector<core::Decision, 1> each;  // per query item
   Source source = Source::kRedis;
   std::vector<RemoteLease> leases;
   bool seen = false;  // kPeek, kReset: Redis held state for the key

@@ -18,6 +18,7 @@
 #include "sluice/backend/redis/query.hpp"
 #include "sluice/backend/redis/remote_limit.hpp"
 #include "sluice/core/decision.hpp"
+#include "sluice/core/inline_function.hpp"
 #include "sluice/metrics/registry.hpp"
 
 namespace sluice::backend::redis {
@@ -49,7 +50,17 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  void decide(Query query, std::function<void(Answer)> done);
+  // The callback, move-only: held in place up to kAnsweredBytes (Loop's, with the coroutine it
+  // resumes, is), so a decision allocates none for it.
+  static constexpr std::size_t kAnsweredBytes = 64;
+  using Answered = core::InlineFunction<void(Answer), kAnsweredBytes>;
+  void decide(Query query, Answered done);
+  // The answer to `query` without waiting, when the store has it at hand: a denial it keeps for
+  // the key, or a leased permit from a live pool no earlier ask waits on (one item, no
+  // max-wait). Then `out` is what decide() would have answered (counted alike) and true; false:
+  // nothing changed, decide() it. `out`'s buffers are reused, so a caller that keeps one
+  // allocates nothing per answer.
+  bool answer_now(const Query& query, Answer& out);
   // Settles `delta` more on `item`'s key in Redis (a cost known after the response: a negative
   // delta gives part of a reserve back), in the background: `done(true)` once Redis applied it,
   // `done(false)` when it did not (down, slow, the breaker open): the settlement is lost, and
@@ -107,12 +118,18 @@ class Store {
   struct Denial;
   struct Held;
 
+  // A job for decide() or settle(): one finished before that nothing holds any more (its
+  // buffers' room reused), or a new one.
+  std::shared_ptr<Job> new_job();
   // A job of decide() or settle() on its way: answered here, leased, or into the next flush.
   void start(const std::shared_ptr<Job>& job);
   // The job's one item as one script request of the job's kind.
   void send_whole(const std::shared_ptr<Job>& job, std::int64_t cost, core::Nanos max_wait);
   // A denial kept for this ask's key that still holds: answered from it, without Redis.
   bool answer_cached_denial(const std::shared_ptr<Job>& job, core::Nanos now);
+  // The kept denial for `query`'s one item that still holds at `now`, if any (a stale one is
+  // dropped); `out` is its decision as of now.
+  bool cached_denial(const Query& query, core::Nanos now, core::Decision& out);
   // Keeps a denial Redis answered at `sent` (the script decided after that) for its key.
   void keep_denial(const QueryItem& item, std::int64_t cost, const core::Decision& d,
                    core::Nanos sent);
@@ -127,7 +144,10 @@ class Store {
   void decide_leased(const std::shared_ptr<Job>& job);
   void serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more = true);
   void fail_part(const Part& part, core::Nanos now);
+  // The job's answer, to its callback at the next delivery (never inside decide()).
   void finish(const std::shared_ptr<Job>& job);
+  // Runs the callbacks of the answers made since the last delivery, in order.
+  void deliver();
   core::Decision on_failure(const QueryItem& item, std::int64_t cost, core::Nanos now,
                             Source& source);
   void publish_stats();   // the breaker and the client counters, for the metrics thread
@@ -161,7 +181,17 @@ class Store {
   const std::string& key_of(const QueryItem& item);
   Breaker breaker_;
   std::vector<Part> pending_;
+  // Jobs finished, for new_job() once the parts of their script call let them go.
+  std::vector<std::shared_ptr<Job>> finished_;
   bool flush_scheduled_ = false;
+  // Answers waiting for their callbacks: one post per loop turn, not one per answer.
+  struct Delivery {
+    Answered done;
+    Answer answer;
+  };
+  std::vector<Delivery> deliveries_;
+  std::vector<Delivery> delivering_;  // deliver()'s, its room reused
+  bool delivery_scheduled_ = false;
   std::unordered_map<std::string, Pool> pools_;
   std::unordered_map<std::string, Denial> denials_;  // by state key
   std::unordered_map<std::string, Held> held_;       // by state key and lease id
