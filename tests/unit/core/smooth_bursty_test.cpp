@@ -11,12 +11,12 @@ namespace sluice::core {
 namespace {
 
 using namespace test::units;
-using Limiter = test::TestLimiter<SmoothBursty>;
+using BurstyLimiter = test::TestLimiter<SmoothBursty>;
 
 SmoothBursty::Params five_per_second() { return SmoothBursty::make(per_second(5), sec(1)); }
 
 TEST(SmoothBursty, StartsWithNothingStoredSoOneRequestPassesThenOnePer200ms) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   EXPECT_TRUE(l.at(0).allowed);
   const Decision second = l.at(0);
   EXPECT_FALSE(second.allowed);
@@ -26,7 +26,7 @@ TEST(SmoothBursty, StartsWithNothingStoredSoOneRequestPassesThenOnePer200ms) {
 }
 
 TEST(SmoothBursty, AcquireQueuesEachRequestOneIntervalBehindThePrevious) {
-  Limiter l(five_per_second(), kForever);
+  BurstyLimiter l(five_per_second(), kForever);
   EXPECT_EQ(l.at(0).delay, 0);
   EXPECT_EQ(l.at(0).delay, ms(200));
   EXPECT_EQ(l.at(0).delay, ms(400));
@@ -35,7 +35,7 @@ TEST(SmoothBursty, AcquireQueuesEachRequestOneIntervalBehindThePrevious) {
 
 TEST(SmoothBursty, TryAcquireWithATimeoutWaitsWhenTheTicketIsWithinIt) {
   // canAcquire: next free ticket - timeout <= now (not strict).
-  Limiter l(five_per_second(), ms(200));
+  BurstyLimiter l(five_per_second(), ms(200));
   EXPECT_EQ(l.at(0).delay, 0);
   EXPECT_EQ(l.at(0).delay, ms(200));
   const Decision third = l.at(0);  // ticket at 400ms, 200ms beyond the timeout
@@ -44,7 +44,7 @@ TEST(SmoothBursty, TryAcquireWithATimeoutWaitsWhenTheTicketIsWithinIt) {
 }
 
 TEST(SmoothBursty, ALargeRequestGoesAtOnceAndTheNextOnePaysForIt) {
-  Limiter l(five_per_second(), kForever);
+  BurstyLimiter l(five_per_second(), kForever);
   const Decision big = l.at(0, 10);  // more than max-burst, still no wait
   EXPECT_TRUE(big.allowed);
   EXPECT_EQ(big.delay, 0);
@@ -53,7 +53,7 @@ TEST(SmoothBursty, ALargeRequestGoesAtOnceAndTheNextOnePaysForIt) {
 }
 
 TEST(SmoothBursty, IdleTimeStoresUpToMaxBurstAndOneMorePaysLater) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   ASSERT_TRUE(l.at(0).allowed);  // next free ticket at 200ms
   // 9.8s idle would store 49 permits; max-burst 1s keeps 5. They go at once, and a sixth
   // takes the free ticket at 10s, charging the next caller 200ms.
@@ -63,7 +63,7 @@ TEST(SmoothBursty, IdleTimeStoresUpToMaxBurstAndOneMorePaysLater) {
 }
 
 TEST(SmoothBursty, CostTakesStoredPermitsFirst) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   ASSERT_TRUE(l.at(0).allowed);
   const Decision three = l.at(sec(10), 3);
   ASSERT_TRUE(three.allowed);
@@ -73,18 +73,18 @@ TEST(SmoothBursty, CostTakesStoredPermitsFirst) {
 }
 
 TEST(SmoothBursty, AClockThatDoesNotMoveStoresNothing) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   EXPECT_EQ(l.allowed_of(1000, sec(3)), 1);
 }
 
 TEST(SmoothBursty, AJumpOfHoursStoresNoMoreThanMaxBurst) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   ASSERT_TRUE(l.at(0).allowed);
   EXPECT_EQ(l.allowed_of(20, hours(4)), 6);
 }
 
 TEST(SmoothBursty, AHugeCostPassesOnceAndThenTheWaitIsReportedAsOverflow) {
-  Limiter l(five_per_second(), kForever);
+  BurstyLimiter l(five_per_second(), kForever);
   EXPECT_TRUE(l.at(sec(1), kHugeCost).allowed);  // pay later, even for this
   // The next free ticket saturated at the end of int64 micros: acquire's wait in ns does not
   // fit (overflow, nothing charged); tryAcquire's retry hint saturates instead of wrapping.
@@ -98,7 +98,7 @@ TEST(SmoothBursty, AHugeCostPassesOnceAndThenTheWaitIsReportedAsOverflow) {
 }
 
 TEST(SmoothBursty, TheLastInstantOfATraceStillDecides) {
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   ASSERT_TRUE(l.at(0).allowed);
   EXPECT_EQ(l.allowed_of(10, kEndOfTime), 6);
   EXPECT_EQ(l.at(kEndOfTime).retry_after, ms(200));
@@ -106,7 +106,7 @@ TEST(SmoothBursty, TheLastInstantOfATraceStillDecides) {
 
 TEST(SmoothBursty, RetuneRescalesStoredPermitsToTheNewMaximum) {
   // Guava setRate: stored * new max / old max. 5 of 5 stored at 5/s -> 10 of 10 at 10/s.
-  Limiter l(five_per_second());
+  BurstyLimiter l(five_per_second());
   ASSERT_TRUE(l.at(0).allowed);
   l.retune(SmoothBursty::make(per_second(10), sec(1)), sec(10));
   EXPECT_EQ(l.allowed_of(20, sec(10)), 11);
