@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -63,8 +64,17 @@ bool listed(const RemoteLimit& l) {
   return l.options().block > 0 && !l.options().block_list.empty();
 }
 
-core::Decision leased(std::int64_t remaining) {
-  return core::Decision{true, 0, remaining, 0, 0, -1};
+// One item decided here from the pool's permits: a leased rule's ask without a max-wait.
+bool leased_ask(const Query& q) {
+  return q.items.size() == 1 && q.items[0].limit->options().lease > 0 && q.items[0].max_wait == 0 &&
+         q.cost > 0;
+}
+
+// An answer's decision from its items', all or none.
+core::Decision all_must_pass(std::span<const core::Decision> each) {
+  local::AllMustPass fold;
+  for (const auto& d : each) fold.add(d);
+  return fold.result();
 }
 
 }  // namespace
@@ -228,8 +238,7 @@ void Store::start(const std::shared_ptr<Job>& job) {
     return;
   }
   if (!denials_.empty() && answer_cached_denial(job, options_.client.clock->now())) return;
-  if (items.size() == 1 && items[0].limit->options().lease > 0 && items[0].max_wait == 0 &&
-      job->query.cost > 0) {
+  if (leased_ask(job->query)) {
     decide_leased(job);
     return;
   }
@@ -297,20 +306,17 @@ bool Store::answer_now(const Query& query, Answer& out) {
   if (!denials_.empty() && cached_denial(query, now, d)) {
     out.source = Source::kDenialCache;
   } else {
-    if (items[0].limit->options().lease <= 0 || pools_.empty()) return false;
+    if (!leased_ask(query) || pools_.empty()) return false;
     const auto it = pools_.find(key_of(items[0]));
     if (it == pools_.end()) return false;
     Pool& pool = it->second;
     // Whoever waits on the pool is served first (decide() queues behind them).
-    if (!pool.waiting.empty() || pool.expires <= now || pool.permits < query.cost) return false;
-    pool.permits -= query.cost;
-    d = leased(pool.permits);
+    if (!pool.waiting.empty() || !pool.can_give(query.cost, now)) return false;
+    d = pool.give(query.cost);
     out.source = Source::kLease;
   }
-  local::AllMustPass fold;  // as finish() folds
-  fold.add(d);
-  out.combined = fold.result();
   out.each.assign(1, d);
+  out.combined = all_must_pass(out.each);
   out.leases.clear();
   out.seen = false;
   stats_.by_source[static_cast<int>(out.source)].fetch_add(1, std::memory_order_relaxed);
@@ -524,12 +530,10 @@ void Store::decide_leased(const std::shared_ptr<Job>& job) {
 // Serves waiting jobs in order from the pool's permits; when it runs dry with jobs still
 // waiting, takes another batch from Redis (one take in flight per key).
 void Store::serve_pool(const std::string& state_key, Pool& pool, core::Nanos now, bool take_more) {
-  while (!pool.waiting.empty() && pool.expires > now &&
-         pool.permits >= pool.waiting.front()->query.cost) {
+  while (!pool.waiting.empty() && pool.can_give(pool.waiting.front()->query.cost, now)) {
     auto job = std::move(pool.waiting.front());
     pool.waiting.pop_front();
-    pool.permits -= job->query.cost;
-    job->each[0] = leased(pool.permits);
+    job->each[0] = pool.give(job->query.cost);
     job->source = Source::kLease;
     finish(job);
   }
@@ -576,10 +580,8 @@ void Store::publish_stats() {
 }
 
 void Store::finish(const std::shared_ptr<Job>& job) {
-  local::AllMustPass fold;
-  for (const auto& d : job->each) fold.add(d);
   Answer answer;
-  answer.combined = fold.result();
+  answer.combined = all_must_pass(job->each);
   answer.each = std::move(job->each);
   answer.source = job->source;
   answer.leases = std::move(job->leases);

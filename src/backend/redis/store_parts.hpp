@@ -40,6 +40,15 @@ struct Store::Pool {
   core::Nanos expires = 0;
   bool taking = false;
   std::deque<std::shared_ptr<Job>> waiting;
+
+  bool can_give(std::int64_t cost, core::Nanos now) const {
+    return expires > now && permits >= cost;
+  }
+  // `cost` permits spent (can_give first): an admission that says what is left here.
+  core::Decision give(std::int64_t cost) {
+    permits -= cost;
+    return core::Decision{true, 0, permits, 0, 0, -1};
+  }
 };
 
 // A concurrency permit a running request holds, renewed until its holder releases it or is gone.

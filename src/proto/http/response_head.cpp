@@ -294,8 +294,9 @@ HeadScan ResponseHeadScanner::scan(std::string_view bytes, bool head_request,
     if (repeats_apart({fields_.data(), n}, fields_[n], seen)) return HeadScan::kFallback;
     ++n;
   }
-  const bool bodiless = head_request || head_.status == 204 || head_.status == 304;
-  if (!bodiless && !head_.content_length) return HeadScan::kFallback;  // a body to EOF
+  if (has_body(head_.status, head_request) && !head_.content_length) {
+    return HeadScan::kFallback;  // a body to EOF
+  }
   head_.keep_alive = head_.version == 11 ? !framing.close : framing.keep_alive;
   head_.fields = std::span<const HeadField>(fields_.data(), n);
   size_ = static_cast<std::size_t>(p - bytes.data());

@@ -8,22 +8,7 @@
 
 namespace sluice::server::gateway {
 
-bool is_hop_by_hop(http::field f) {
-  switch (f) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::proxy_connection:
-    case http::field::te:
-    case http::field::trailer:
-    case http::field::transfer_encoding:
-    case http::field::upgrade:
-    case http::field::content_length:  // each hop states its own framing
-      return true;
-    default:
-      return false;
-  }
-}
-
+// Each hop states its own framing, hence Content-Length.
 bool is_hop_by_hop(std::string_view name) {
   // By length first: most names are none of these, and fail on one compare.
   switch (name.size()) {
@@ -42,6 +27,11 @@ bool is_hop_by_hop(std::string_view name) {
     default:
       return false;
   }
+}
+
+// One list, the names': a known field's name is a table lookup in Beast.
+bool is_hop_by_hop(http::field f) {
+  return f != http::field::unknown && is_hop_by_hop(http::to_string(f));
 }
 
 namespace {

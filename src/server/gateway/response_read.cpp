@@ -45,9 +45,9 @@ Awaitable<error_code> ClientSession::read_response_head(UpstreamConnection& conn
   if (ec) co_return ec;
   if (scan == HeadScan::kDone) {
     response_head_ = response_scan_->head();
-    const int status = response_head_.status;
-    const bool has_body = !head_request && status != 204 && status != 304;
-    response_left_ = has_body ? *response_head_.content_length : 0;
+    response_left_ = proto::http::has_body(response_head_.status, head_request)
+                         ? *response_head_.content_length
+                         : 0;
     response_fast_ = true;
     co_return ec;
   }

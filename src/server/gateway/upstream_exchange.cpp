@@ -206,10 +206,9 @@ Awaitable<ClientSession::Next> ClientSession::relay_response(
   const proto::http::ResponseHead& res = response_head_;
   const int status = res.status;
   note_upstream(status, worker_.clock().now());
-  const bool has_body = !head_request && status / 100 != 1 && status != 204 && status != 304;
   Framing framing = Framing::kNone;
   std::uint64_t length = 0;
-  if (has_body) {
+  if (proto::http::has_body(status, head_request)) {
     if (res.content_length) {
       framing = Framing::kLength;
       length = *res.content_length;

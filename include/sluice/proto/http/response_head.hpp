@@ -32,6 +32,12 @@ struct ResponseHead {
   std::optional<std::string_view> find(std::string_view name) const;
 };
 
+// Whether a response carries a body (RFC 9112 §6.3): not an interim (1xx) one, 204, 304 or the
+// answer to HEAD, whatever its fields say.
+constexpr bool has_body(int status, bool head_request) {
+  return !head_request && status / 100 != 1 && status != 204 && status != 304;
+}
+
 // How far a scan got.
 enum class HeadScan {
   kDone,      // the head is whole and understood: head() and size() say what it is
