@@ -10,7 +10,8 @@ Behaviours (RawUpstream(behaviour=...), or per request through the X-Behaviour r
 - "malformed": sends a response that is not HTTP, then closes;
 - "close": closes the connection without a word;
 - "script:NAME": sends the bytes the test put in `scripts[NAME]` as they are, then closes the
-  connection if NAME ends in "-close", else waits for the next request on it.
+  connection if NAME ends in "-close", else waits for the next request on it;
+- "trickle:NAME": the same bytes 8 at a time, 5 ms apart (a head that takes many reads).
 """
 import socket
 import struct
@@ -163,6 +164,14 @@ class RawUpstream:
         if behaviour.startswith("script:"):
             name = behaviour[7:]
             conn.sendall(self.scripts[name])
+            return not name.endswith("-close")
+        if behaviour.startswith("trickle:"):
+            name = behaviour[8:]
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            data = self.scripts[name]
+            for at in range(0, len(data), 8):
+                conn.sendall(data[at:at + 8])
+                time.sleep(0.005)
             return not name.endswith("-close")
         if behaviour == "malformed":
             conn.sendall(b"HTTP/1.1 two hundred\r\nContent-Length: 3\r\n\r\nok\n")

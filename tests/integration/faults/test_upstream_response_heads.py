@@ -117,3 +117,32 @@ def test_a_name_repeated_after_other_fields_is_grouped_as_beast_groups_it(gatewa
     got = lines(head)
     assert got.index(b"Set-Cookie: b=2") == got.index(b"Set-Cookie: a=1") + 1, got
     assert b"Server: raw" in got and body == b"ok"
+
+
+def test_a_head_that_trickles_in_over_many_reads_is_relayed_whole(gateway):
+    # 8 bytes every 5 ms: more reads than the scanner tries before Beast's parser, which resumes
+    # where it stopped, takes over; the client sees the head and body as sent.
+    s, up = gateway
+    up.scripts["slow-head"] = (b"HTTP/1.1 200 OK\r\nServer: raw\r\nX-Trickle: " + b"t" * 40 +
+                               b"\r\nContent-Length: 5\r\n\r\nhello")
+    head, body = exchange(s, "trickle:slow-head")
+    got = lines(head)
+    assert got[0] == b"HTTP/1.1 200 OK" and b"X-Trickle: " + b"t" * 40 in got, got
+    assert b"Content-Length: 5" in got and body == b"hello"
+
+
+def test_more_fields_than_the_scanner_holds_are_relayed_by_the_parser(gateway):
+    s, up = gateway
+    fields = b"".join(b"X-F%d: %d\r\n" % (i, i) for i in range(100))  # the scanner holds 64
+    up.scripts["many"] = b"HTTP/1.1 200 OK\r\n" + fields + b"Content-Length: 2\r\n\r\nok"
+    head, body = exchange(s, "script:many")
+    got = lines(head)
+    assert all(b"X-F%d: %d" % (i, i) in got for i in range(100)) and body == b"ok"
+
+
+def test_a_head_over_32_kib_is_refused_as_before(gateway):
+    s, up = gateway
+    up.scripts["huge-close"] = (b"HTTP/1.1 200 OK\r\nX-Big: " + b"b" * (40 * 1024) +
+                                b"\r\nContent-Length: 2\r\n\r\nok")
+    head, body = exchange(s, "script:huge-close")
+    assert lines(head)[0] == b"HTTP/1.1 502 Bad Gateway" and body == b"Bad Gateway\n"
